@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# ctl_test.sh - ringsteerctl's offline forms against the vectors, and its
+# answers to bad arguments (one line on stderr, exit status 2).
+# usage: ctl_test.sh PATH/TO/ringsteerctl TEST_DATA_DIR
+set -u
+ctl=$1 data=$2
+pass=0 fail=0
+
+ok()  { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+expect_eq() { # desc expected actual
+	if [ "$2" == "$3" ]; then ok; else bad "$1: expected [$2] got [$3]"; fi
+}
+
+# Every vector through the CLI: ring owner and walk, then placement.
+while IFS=$'\t' read -r gws member owner clockwise; do
+	expect_eq "owner $member" "$owner" "$("$ctl" ring --gateways "$gws" owner "$member")"
+	expect_eq "walk $member" "$clockwise" "$("$ctl" ring --gateways "$gws" walk "$member" | paste -sd, -)"
+done < <(jq -r '.sets[] | (.gateways | join(",")) as $g | .cases[] |
+	[$g, .member_id, .owner, (.clockwise | join(","))] | @tsv' "$data/ring-sha256-be64.json")
+
+while IFS=$'\t' read -r loads member expect cap; do
+	expect_eq "place $member" "$expect cap=$cap" \
+		"$("$ctl" place --explain --gateways "$loads" "$member" | awk '{print $1, $3}')"
+done < <(jq -r '.cases[] | [(.loads | to_entries | map("\(.key)=\(.value)") | join(",")),
+	.member_id, .expect, (.cap | tostring)] | @tsv' "$data/placement-bounded.json")
+
+[ "$pass" -gt 100 ] || bad "too few vector cases ran ($pass)"
+
+# Bad arguments: exit 2 and exactly one line on stderr.
+expect_usage_error() {
+	local out err rc
+	err=$("$ctl" "$@" 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" -eq 2 ] && [ -n "$err" ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ]; then ok
+	else bad "ringsteerctl $* -> rc=$rc stderr=[$err]"; fi
+}
+expect_usage_error
+expect_usage_error bogus
+expect_usage_error ring owner m
+expect_usage_error ring --gateways a,b
+expect_usage_error ring --gateways a,b owner
+expect_usage_error ring --gateways a,b spin m
+expect_usage_error ring --gateways a,,b owner m
+expect_usage_error ring --gateways "" owner m
+expect_usage_error ring --gateways a,b owner m extra
+expect_usage_error ring --nope a owner m
+expect_usage_error ring --gateways
+expect_usage_error ring --gateways "$(printf 'x%.0s' $(seq 300))" owner m
+expect_usage_error place m
+expect_usage_error place --gateways a=1,b owner
+expect_usage_error place --gateways a=1,b=x m
+expect_usage_error place --gateways a=1,b=-1 m
+expect_usage_error place --gateways a=1,b=99999999999 m
+expect_usage_error place --gateways a=1,a=2 m
+expect_usage_error place --gateways =1 m
+expect_usage_error place --gateways a=1 ""
+
+# --help succeeds.
+"$ctl" --help >/dev/null && ok || bad "--help failed"
+"$ctl" ring --help >/dev/null && ok || bad "ring --help failed"
+"$ctl" place --help >/dev/null && ok || bad "place --help failed"
+
+echo "ctl: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

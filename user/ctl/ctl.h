@@ -1,0 +1,12 @@
+/* ctl.h - the subcommands of ringsteerctl.  Each takes the arguments after
+ * the program name (argv[0] is the subcommand) and returns the exit status:
+ * 0 on success, 1 on a runtime failure, 2 on bad arguments (after one line
+ * on stderr). */
+#ifndef RS_CTL_H
+#define RS_CTL_H
+
+int ctl_ring(int argc, char **argv);
+int ctl_place(int argc, char **argv);
+int ctl_sim(int argc, char **argv);
+
+#endif

@@ -1,0 +1,73 @@
+/* ctl_args.c - list and number parsing for ringsteerctl, strict so that a
+ * typo is an error rather than a silently different ring. */
+#include "ctl_args.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ctl_split_list(char *s, struct ctl_list *out)
+{
+	size_t n = 1;
+
+	out->items = NULL;
+	out->n = 0;
+	if (!s || !*s)
+		return -EINVAL;
+	for (const char *c = s; *c; c++)
+		n += *c == ',';
+	out->items = calloc(n, sizeof(*out->items));
+	if (!out->items)
+		return -ENOMEM;
+	for (char *item = s;; item++) {
+		char *comma = strchr(item, ',');
+
+		if (comma)
+			*comma = '\0';
+		if (!*item) {
+			ctl_list_free(out);
+			return -EINVAL;
+		}
+		out->items[out->n++] = item;
+		if (!comma)
+			break;
+		item = comma;
+	}
+	return 0;
+}
+
+void ctl_list_free(struct ctl_list *l)
+{
+	free(l->items);
+	l->items = NULL;
+	l->n = 0;
+}
+
+int ctl_parse_u32(const char *s, uint32_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > UINT32_MAX)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int ctl_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "ringsteerctl %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 2;
+}

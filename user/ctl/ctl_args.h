@@ -1,0 +1,28 @@
+/* ctl_args.h - argument parsing shared by ringsteerctl's subcommands. */
+#ifndef RS_CTL_ARGS_H
+#define RS_CTL_ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A comma-separated list split in place: items point into the caller's
+ * string (which is modified). */
+struct ctl_list {
+	char **items;
+	size_t n;
+};
+
+/* Splits s at commas into *out.  Returns 0, -EINVAL for an empty list or an
+ * empty item, -ENOMEM. */
+int ctl_split_list(char *s, struct ctl_list *out);
+
+/* Frees the item array (not the strings). */
+void ctl_list_free(struct ctl_list *l);
+
+/* Parses a decimal 0..UINT32_MAX with nothing after it.  Returns 0 or -EINVAL. */
+int ctl_parse_u32(const char *s, uint32_t *out);
+
+/* Prints "ringsteerctl <cmd>: <message>" on stderr and returns 2. */
+int ctl_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
