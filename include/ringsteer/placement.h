@@ -36,6 +36,8 @@ struct rs_arrival {
 	bool handoff;  /* being handed off by the stopping gateway `stale` */
 	int at;        /* gateway it connected to, or -1 (what-if, handoff) */
 	int stale;     /* gateway whose load includes this member's old record, or -1 */
+	bool has_point; /* point below is member_id's ring point, cached by the caller */
+	uint64_t point; /* saves the SHA-256 when has_point */
 };
 
 struct rs_decision {

@@ -186,6 +186,10 @@ static void test_index_agrees_with_walk(void **state)
 					a.stale = s;
 			}
 			a.handoff = a.stale >= 0 && test_rng_below(&r, 4) == 0;
+			/* Half the time the caller supplies the cached point. */
+			a.has_point = test_rng_below(&r, 2);
+			if (a.has_point)
+				assert_int_equal(rs_ring_point(member, strlen(member), &a.point), 0);
 			err = decide_both(&f, &a, &d);
 			if (err) {
 				assert_int_equal(err, -ENOENT);
@@ -295,12 +299,12 @@ static void test_fill_is_even(void **state)
 }
 
 /* Fills f with n members by the rule; member m sits on at[m]. */
-static void fill(struct fleet *f, size_t n, char (*names)[24], uint32_t *at)
+static void fill(struct fleet *f, size_t n, char (*names)[32], uint32_t *at)
 {
 	for (size_t m = 0; m < n; m++) {
 		struct rs_decision d;
 
-		snprintf(names[m], 24, "sup-%zu", m);
+		snprintf(names[m], 32, "sup-%zu", m);
 		assert_int_equal(rs_placer_place(f->placer,
 						 &(struct rs_arrival){ .member_id = names[m], .at = -1, .stale = -1 }, &d),
 				 0);
@@ -317,7 +321,7 @@ static void test_drain_moves_only_its_own(void **state)
 	test_rng_seed(&r, "drain", 23);
 	for (int round = 0; round < 40; round++) {
 		size_t g = 2 + (size_t)test_rng_below(&r, 30), n = (size_t)test_rng_below(&r, 600);
-		char (*names)[24] = calloc(n ? n : 1, sizeof(*names));
+		char (*names)[32] = calloc(n ? n : 1, sizeof(*names));
 		uint32_t *at = calloc(n ? n : 1, sizeof(*at)), *targets = calloc(n ? n : 1, sizeof(*targets));
 		const char **leaving = calloc(n ? n : 1, sizeof(*leaving));
 		uint32_t stopping = (uint32_t)test_rng_below(&r, g), cap;
@@ -443,7 +447,7 @@ static void test_stay_unless_draining(void **state)
 static void test_join_moves_nobody(void **state)
 {
 	enum { G = 6, N = 300 };
-	char names[N][24];
+	char names[N][32];
 	uint32_t at[N];
 	struct fleet before, after;
 	uint32_t newcomer;

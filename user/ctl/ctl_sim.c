@@ -23,7 +23,7 @@ static const char sim_usage[] =
 	"  --trials N       trials per figure, 1..10000 (default 20)\n"
 	"  --gateways G     run only G gateways (2..1000) with ...\n"
 	"  --supervisors S  ... S supervisors (1..1000000); default: G=4 S=100,\n"
-	"                   G=10 S=1000, G=50 S=5000\n"
+	"                   G=7 S=1000, G=10 S=1000, G=50 S=5000\n"
 	"  --markdown       print Markdown tables (as in docs/SIMULATION.md)\n"
 	"  --no-bins        leave out the balls-into-bins table\n";
 
@@ -55,7 +55,7 @@ static bool is_option(const char *arg, const char *name)
 
 int ctl_sim(int argc, char **argv)
 {
-	static const struct sim_config defaults[] = { { 4, 100 }, { 10, 1000 }, { 50, 5000 } };
+	static const struct sim_config defaults[] = { { 4, 100 }, { 7, 1000 }, { 10, 1000 }, { 50, 5000 } };
 	struct sim_options o = { .seed = 1, .trials = 20, .bins = true };
 	uint32_t seed = 1, gateways = 0, supervisors = 0;
 	bool have_gateways = false, have_supervisors = false;

@@ -59,6 +59,17 @@ bool rs_rule_try_stay(const struct rs_arrival *a, const struct rs_gateway_load *
 	return true;
 }
 
+int rs_rule_member_point(const struct rs_arrival *a, struct rs_point_hasher *h, uint64_t *point)
+{
+	size_t len = strlen(a->member_id);
+
+	if (a->has_point) {
+		*point = a->point;
+		return 0;
+	}
+	return h ? rs_point_hasher_point(h, a->member_id, len, point) : rs_ring_point(a->member_id, len, point);
+}
+
 void rs_rule_placed(const struct rs_arrival *a, uint32_t gw, uint32_t cap, bool full, struct rs_decision *out)
 {
 	out->gateway = gw;
@@ -97,7 +108,7 @@ int rs_place(const struct rs_ring *ring, const struct rs_gateway_load *gws, cons
 	if (active == 0)
 		return -ENOENT;
 
-	err = rs_ring_point(a->member_id, strlen(a->member_id), &point);
+	err = rs_rule_member_point(a, NULL, &point);
 	if (err)
 		return err;
 	start = rs_ring_successor(ring, point);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ring/point_hash.h"
 #include "ringsteer/placer.h"
 #include "rule.h"
 #include "succ_bitset.h"
@@ -31,6 +32,7 @@ struct rs_placer {
 	uint32_t index_cap;
 	uint64_t members;
 	uint32_t n_active;
+	struct rs_point_hasher hasher; /* fetched once: most of a decision is the hash */
 };
 
 static void mark_points(struct rs_placer *p, struct rs_succ_bitset *set, size_t gw, bool on)
@@ -68,6 +70,7 @@ void rs_placer_free(struct rs_placer *p)
 		return;
 	rs_succ_bitset_fini(&p->below);
 	rs_succ_bitset_fini(&p->active);
+	rs_point_hasher_fini(&p->hasher);
 	free(p->gws);
 	free(p->eligible);
 	free(p->first_pos);
@@ -96,6 +99,8 @@ int rs_placer_new(const struct rs_ring *ring, struct rs_placer **out)
 	err = rs_succ_bitset_init(&p->below, n_points);
 	if (!err)
 		err = rs_succ_bitset_init(&p->active, n_points);
+	if (!err)
+		err = rs_point_hasher_init(&p->hasher);
 	if (err)
 		goto cleanup;
 
@@ -187,7 +192,7 @@ int rs_placer_decide(struct rs_placer *p, const struct rs_arrival *a, struct rs_
 		return 0;
 	if (p->n_active == 0 || n_points == 0)
 		return -ENOENT;
-	err = rs_ring_point(a->member_id, strlen(a->member_id), &point);
+	err = rs_rule_member_point(a, &p->hasher, &point);
 	if (err)
 		return err;
 

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "ring/point_hash.h"
 #include "ringsteer/placement.h"
 
 /* Checks a against a snapshot of n gateways (gws).  Returns 0 or -EINVAL. */
@@ -29,6 +30,10 @@ static inline bool rs_rule_stale_counted(const struct rs_arrival *a, const struc
  * gateway).  Returns whether it did. */
 bool rs_rule_try_stay(const struct rs_arrival *a, const struct rs_gateway_load *gws, uint32_t cap,
 		      struct rs_decision *out);
+
+/* Stores a's ring point in *point: the cached one, else SHA-256 of its id
+ * through h (or a one-shot digest when h is NULL).  Returns 0 or -EIO. */
+int rs_rule_member_point(const struct rs_arrival *a, struct rs_point_hasher *h, uint64_t *point);
 
 /* Fills *out for a rule placement on gw; full says whether it is the owner
  * fallback. */

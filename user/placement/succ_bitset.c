@@ -37,31 +37,6 @@ void rs_succ_bitset_fini(struct rs_succ_bitset *s)
 	memset(s, 0, sizeof(*s));
 }
 
-void rs_succ_bitset_set(struct rs_succ_bitset *s, size_t i)
-{
-	for (unsigned l = 0; l < s->levels; l++) {
-		uint64_t *w = &s->word[l][i / 64];
-		uint64_t was = *w;
-
-		*w = was | 1ULL << (i % 64);
-		if (was)
-			return; /* the parent bit is already set */
-		i /= 64;
-	}
-}
-
-void rs_succ_bitset_clear(struct rs_succ_bitset *s, size_t i)
-{
-	for (unsigned l = 0; l < s->levels; l++) {
-		uint64_t *w = &s->word[l][i / 64];
-
-		*w &= ~(1ULL << (i % 64));
-		if (*w)
-			return; /* the word still has members: parent stays set */
-		i /= 64;
-	}
-}
-
 size_t rs_succ_bitset_next(const struct rs_succ_bitset *s, size_t from)
 {
 	size_t i = from;

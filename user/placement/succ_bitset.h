@@ -27,11 +27,29 @@ int rs_succ_bitset_init(struct rs_succ_bitset *s, size_t n);
 /* Frees the set's memory; safe on a zeroed set. */
 void rs_succ_bitset_fini(struct rs_succ_bitset *s);
 
-/* Adds position i (< n). */
-void rs_succ_bitset_set(struct rs_succ_bitset *s, size_t i);
+/* Adds position i (< n).  Inline and branch-free: a gateway's eligibility
+ * flip sets or clears its 128 positions, and whether a word was empty is a
+ * coin toss the branch predictor loses.  Setting a parent bit that is
+ * already set is harmless, so every level is written. */
+static inline void rs_succ_bitset_set(struct rs_succ_bitset *s, size_t i)
+{
+	for (unsigned l = 0; l < s->levels; l++, i /= 64)
+		s->word[l][i / 64] |= 1ULL << (i % 64);
+}
 
-/* Removes position i (< n). */
-void rs_succ_bitset_clear(struct rs_succ_bitset *s, size_t i);
+/* Removes position i (< n); a parent bit is cleared only when its word
+ * became empty, computed rather than branched on. */
+static inline void rs_succ_bitset_clear(struct rs_succ_bitset *s, size_t i)
+{
+	uint64_t drop = 1;
+
+	for (unsigned l = 0; l < s->levels; l++, i /= 64) {
+		uint64_t *w = &s->word[l][i / 64];
+
+		*w &= ~(drop << (i % 64));
+		drop = *w == 0;
+	}
+}
 
 /* Returns the least member >= from, or RS_SUCC_NONE. */
 size_t rs_succ_bitset_next(const struct rs_succ_bitset *s, size_t from);

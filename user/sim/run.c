@@ -14,7 +14,7 @@ struct sim_trial {
 	uint64_t seed;
 	uint64_t generation;  /* initial gateways gw-<generation>-<i>, replacements +1 */
 	uint64_t member_base; /* members sup-<member_base + i> */
-	uint32_t victim;      /* the initial gateway the kill scenario kills */
+	struct sim_events events;
 };
 
 typedef struct sim_measure sim_grid[SIM_SCENARIO_COUNT][SIM_POLICY_COUNT];
@@ -50,7 +50,7 @@ static int run_one(const struct sim_config *c, const struct sim_trial *t, enum s
 	if (err)
 		goto cleanup;
 	sim_fleet_begin(f);
-	err = sim_scenario_run(f, sc, t->victim, t->generation + 1);
+	err = sim_scenario_run(f, sc, &t->events);
 	if (err)
 		goto cleanup;
 	sim_fleet_measure(f, m);
@@ -70,7 +70,9 @@ static int run_config(const struct sim_options *o, size_t ci, sim_grid grid)
 		sim_rng_seed(&r, t.seed);
 		t.generation = 2 * (uint64_t)sim_rng_below(&r, 500000);
 		t.member_base = sim_rng_below(&r, 1000000000);
-		t.victim = sim_rng_below(&r, c->gateways);
+		t.events.victim = sim_rng_below(&r, c->gateways);
+		t.events.next_generation = t.generation + 1;
+		t.events.order_seed = sim_rng_next(&r);
 		for (int p = 0; p < SIM_POLICY_COUNT; p++) {
 			for (int sc = 0; sc < SIM_SCENARIO_COUNT; sc++) {
 				struct sim_measure m;

@@ -114,12 +114,42 @@ static int rolling_restart(struct sim_fleet *f, uint64_t generation, struct sim_
 	return 0;
 }
 
-static int kill_gateway(struct sim_fleet *f, uint32_t victim, struct sim_batch *b)
+/* Shuffles a[0..n) uniformly (Fisher-Yates). */
+static void shuffle(uint32_t *a, uint32_t n, uint64_t seed)
+{
+	struct sim_rng r;
+
+	sim_rng_seed(&r, seed);
+	for (uint32_t i = n; i > 1; i--) {
+		uint32_t j = sim_rng_below(&r, i), t = a[i - 1];
+
+		a[i - 1] = a[j];
+		a[j] = t;
+	}
+}
+
+static int restart_supervisors(struct sim_fleet *f, uint64_t order_seed, struct sim_batch *b)
+{
+	for (uint32_t s = 0; s < f->n_sups; s++)
+		b->sups[s] = s;
+	b->n = f->n_sups;
+	shuffle(b->sups, b->n, order_seed);
+	for (uint32_t i = 0; i < b->n; i++) {
+		int err = sim_policy_place(f, b->sups[i]);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int kill_gateway(struct sim_fleet *f, uint32_t victim, uint64_t order_seed, struct sim_batch *b)
 {
 	int err = sim_fleet_kill(f, victim, b->sups, &b->n);
 
 	if (err)
 		return err;
+	shuffle(b->sups, b->n, order_seed);
 	for (uint32_t i = 0; i < b->n; i++) {
 		err = sim_policy_place(f, b->sups[i]);
 		if (err)
@@ -129,8 +159,7 @@ static int kill_gateway(struct sim_fleet *f, uint32_t victim, struct sim_batch *
 	return 0;
 }
 
-int sim_scenario_run(struct sim_fleet *f, enum sim_scenario sc, uint32_t victim,
-		     uint64_t next_generation)
+int sim_scenario_run(struct sim_fleet *f, enum sim_scenario sc, const struct sim_events *ev)
 {
 	struct sim_batch b;
 	int err;
@@ -142,14 +171,13 @@ int sim_scenario_run(struct sim_fleet *f, enum sim_scenario sc, uint32_t victim,
 	case SIM_FILL:
 		break;
 	case SIM_RESTART_SUPERVISORS:
-		for (uint32_t s = 0; s < f->n_sups && !err; s++)
-			err = sim_policy_place(f, s);
+		err = restart_supervisors(f, ev->order_seed, &b);
 		break;
 	case SIM_ROLLING_RESTART:
-		err = rolling_restart(f, next_generation, &b);
+		err = rolling_restart(f, ev->next_generation, &b);
 		break;
 	case SIM_KILL_GATEWAY:
-		err = kill_gateway(f, victim, &b);
+		err = kill_gateway(f, ev->victim, ev->order_seed, &b);
 		break;
 	case SIM_SCENARIO_COUNT:
 		err = -EINVAL;

@@ -174,12 +174,19 @@ const char *sim_scenario_title(enum sim_scenario sc);
 /* Fills an empty fleet: every supervisor arrives once, in index order. */
 int sim_fill(struct sim_fleet *f);
 
+/* What a trial fixes for every policy, so that they all face the same events. */
+struct sim_events {
+	uint32_t victim;           /* the initial gateway SIM_KILL_GATEWAY kills */
+	uint64_t next_generation;  /* names the rolling restart's replacements */
+	uint64_t order_seed;       /* the order supervisors restart or reconnect in */
+};
+
 /* Runs scenario sc on a filled fleet (SIM_FILL does nothing more), then
- * checks the fleet.  victim is the initial gateway that SIM_KILL_GATEWAY
- * kills; next_generation names the rolling restart's replacements.
- * Returns 0 or a negative errno. */
-int sim_scenario_run(struct sim_fleet *f, enum sim_scenario sc, uint32_t victim,
-		     uint64_t next_generation);
+ * checks the fleet.  Supervisors restart, and a dead gateway's supervisors
+ * reconnect, in an order shuffled by ev->order_seed (a fixed order would
+ * flatter round robin, whose cursor would replay the fill).  A drain hands
+ * off in supervisor index order.  Returns 0 or a negative errno. */
+int sim_scenario_run(struct sim_fleet *f, enum sim_scenario sc, const struct sim_events *ev);
 
 /* ---- balls into bins (bins.c) ---- */
 
