@@ -34,7 +34,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 VECTORS_SRC := ../shared/vectors
 TEST_DATA   := tests/data
 
-.PHONY: all deps test test-run check-vectors bench sim clean
+.PHONY: all deps test test-run check-vectors bench sim sim-doc clean
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/libringsteer.a $(BUILD)/libringsteer.so $(BUILD)/ringsteerctl
@@ -88,6 +88,8 @@ test-run: all $(TEST_BINS) check-vectors
 	done; \
 	echo "== tests/cli/ctl_test.sh ($(BUILD))"; \
 	tests/cli/ctl_test.sh $(BUILD)/ringsteerctl $(TEST_DATA) || fail=1; \
+	echo "== tests/cli/sim_test.sh ($(BUILD))"; \
+	tests/cli/sim_test.sh $(BUILD)/ringsteerctl || fail=1; \
 	exit $$fail
 
 # The suite runs twice: optimised, then under ASan and UBSan.
@@ -100,6 +102,15 @@ bench: deps all $(BENCH_BINS)
 
 sim: deps all
 	$(BUILD)/ringsteerctl sim
+
+# Rewrites the tables in docs/SIMULATION.md from the simulator's own output.
+sim-doc: deps all
+	$(BUILD)/ringsteerctl sim --markdown > $(BUILD)/sim.md
+	awk -v tables=$(BUILD)/sim.md ' \
+	  /<!-- sim:end -->/ { while ((getline line < tables) > 0) print line; skip = 0 } \
+	  !skip { print } \
+	  /<!-- sim:begin -->/ { skip = 1 }' docs/SIMULATION.md > $(BUILD)/SIMULATION.md
+	mv $(BUILD)/SIMULATION.md docs/SIMULATION.md
 
 clean:
 	rm -rf build
