@@ -118,12 +118,14 @@ struct result {
 static void time_search(struct rs_placer *placer, const struct rs_ring *ring, const struct churn *c, size_t g,
 			struct rs_point_hasher *h, struct result *res)
 {
-	static uint64_t points[SEARCH_KEYS];
-	static char ids[SEARCH_KEYS][24];
+	uint64_t *points = malloc(SEARCH_KEYS * sizeof(*points));
+	char (*ids)[24] = malloc(SEARCH_KEYS * sizeof(*ids));
 	uint64_t sink = 0;
 	size_t iters;
 	double t0;
 
+	if (!points || !ids)
+		abort();
 	for (size_t i = 0; i < SEARCH_KEYS; i++) {
 		snprintf(ids[i], sizeof(ids[i]), "probe-%zu", i);
 		points[i] = point_of(h, ids[i]);
@@ -155,6 +157,8 @@ static void time_search(struct rs_placer *placer, const struct rs_ring *ring, co
 	res->decide_ns = (now_ns() - t0) / (double)iters;
 	if (sink == UINT64_MAX)
 		puts(""); /* keeps the loops from being optimised away */
+	free(ids);
+	free(points);
 }
 
 static int run(size_t g, struct result *res)

@@ -392,6 +392,22 @@ static void test_drain_errors(void **state)
 	assert_int_equal(rs_placer_add_load(f.placer, 0, 2), 0);
 	assert_int_equal(rs_drain_plan(f.placer, 0, members, 2, targets), -ENOENT); /* nowhere to go */
 	fleet_fini(&f);
+
+	/* A bad id anywhere in the list: nothing is applied. */
+	{
+		const char *bad[] = { "sup-0", "" };
+		struct rs_gateway_load st;
+
+		fleet_init(&f, 3, "gw");
+		assert_int_equal(rs_placer_add_load(f.placer, 1, 2), 0);
+		assert_int_equal(rs_drain_plan(f.placer, 1, bad, 2, targets), -EINVAL);
+		for (uint32_t g = 0; g < 3; g++) {
+			assert_int_equal(rs_placer_get(f.placer, g, &st), 0);
+			assert_int_equal(st.load, g == 1 ? 2 : 0);
+			assert_false(st.draining);
+		}
+		fleet_fini(&f);
+	}
 }
 
 static void test_stay_unless_draining(void **state)

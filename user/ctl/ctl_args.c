@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ringsteer/ring.h"
+
 int ctl_split_list(char *s, struct ctl_list *out)
 {
 	size_t n = 1;
@@ -70,4 +72,24 @@ int ctl_usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	return 2;
+}
+
+int ctl_check_member(const char *cmd, const char *member)
+{
+	if (!*member || strlen(member) > RS_ID_MAX)
+		return ctl_usage_error(cmd, "member id must be 1 to %d bytes", RS_ID_MAX);
+	return 0;
+}
+
+int ctl_ring_from_ids(const char *cmd, const struct ctl_list *ids, struct rs_ring **ring)
+{
+	int err = rs_ring_new((const char *const *)ids->items, ids->n, ring);
+
+	if (err == -EINVAL)
+		return ctl_usage_error(cmd, "--gateways: ids must be at most %d bytes", RS_ID_MAX);
+	if (err) {
+		fprintf(stderr, "ringsteerctl %s: %s\n", cmd, strerror(-err));
+		return 1;
+	}
+	return 0;
 }

@@ -22,6 +22,15 @@ void ctl_list_free(struct ctl_list *l);
 /* Parses a decimal 0..UINT32_MAX with nothing after it.  Returns 0 or -EINVAL. */
 int ctl_parse_u32(const char *s, uint32_t *out);
 
+struct rs_ring;
+
+/* Checks a MEMBER argument: 0, or 2 after a usage error. */
+int ctl_check_member(const char *cmd, const char *member);
+
+/* Builds a ring from the ids of a --gateways list.  Returns 0, 2 after a
+ * usage error (an id too long), or 1 after printing the failure. */
+int ctl_ring_from_ids(const char *cmd, const struct ctl_list *ids, struct rs_ring **ring);
+
 /* Prints "ringsteerctl <cmd>: <message>" on stderr and returns 2. */
 int ctl_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -62,8 +62,8 @@ int ctl_place(int argc, char **argv)
 	if (argc - optind != 1)
 		return ctl_usage_error("place", "expected one MEMBER");
 	member = argv[optind];
-	if (!*member || strlen(member) > RS_ID_MAX)
-		return ctl_usage_error("place", "member id must be 1 to %d bytes", RS_ID_MAX);
+	if (ctl_check_member("place", member))
+		return 2;
 	err = ctl_split_list(gateways, &gws);
 	if (err == -EINVAL)
 		return ctl_usage_error("place", "--gateways: empty item in '%s'", gateways);
@@ -83,13 +83,10 @@ int ctl_place(int argc, char **argv)
 		}
 		*eq = '\0';
 	}
-	err = rs_ring_new((const char *const *)gws.items, gws.n, &ring);
-	if (err == -EINVAL) {
-		rc = ctl_usage_error("place", "--gateways: ids must be at most %d bytes", RS_ID_MAX);
+	rc = ctl_ring_from_ids("place", &gws, &ring);
+	if (rc)
 		goto cleanup;
-	}
-	if (err)
-		goto cleanup;
+	rc = 1;
 	if (rs_ring_gateway_count(ring) != gws.n) {
 		rc = ctl_usage_error("place", "--gateways: a gateway id is repeated");
 		goto cleanup;
@@ -114,7 +111,7 @@ int ctl_place(int argc, char **argv)
 		puts(rs_ring_gateway_id(ring, d.gateway));
 	rc = 0;
 cleanup:
-	if (rc == 1)
+	if (rc == 1 && err)
 		fprintf(stderr, "ringsteerctl place: %s\n", strerror(-err));
 	free(loads);
 	free(given);

@@ -56,20 +56,17 @@ int ctl_ring(int argc, char **argv)
 	member = argv[optind + 1];
 	if (strcmp(verb, "owner") != 0 && strcmp(verb, "walk") != 0)
 		return ctl_usage_error("ring", "unknown verb '%s' (owner or walk)", verb);
-	if (!*member || strlen(member) > RS_ID_MAX)
-		return ctl_usage_error("ring", "member id must be 1 to %d bytes", RS_ID_MAX);
+	if (ctl_check_member("ring", member))
+		return 2;
 	err = ctl_split_list(gateways, &gws);
 	if (err == -EINVAL)
 		return ctl_usage_error("ring", "--gateways: empty gateway id in '%s'", gateways);
 	if (err)
 		goto cleanup;
-	err = rs_ring_new((const char *const *)gws.items, gws.n, &ring);
-	if (err == -EINVAL) {
-		rc = ctl_usage_error("ring", "--gateways: ids must be at most %d bytes", RS_ID_MAX);
+	rc = ctl_ring_from_ids("ring", &gws, &ring);
+	if (rc)
 		goto cleanup;
-	}
-	if (err)
-		goto cleanup;
+	rc = 1;
 
 	if (strcmp(verb, "owner") == 0) {
 		err = rs_ring_owner(ring, member);
@@ -90,7 +87,7 @@ int ctl_ring(int argc, char **argv)
 	}
 	rc = 0;
 cleanup:
-	if (rc == 1)
+	if (rc == 1 && err)
 		fprintf(stderr, "ringsteerctl ring: %s\n", strerror(-err));
 	free(order);
 	rs_ring_free(ring);

@@ -4,6 +4,7 @@
  * draining, is off the ring for the search; committing each step makes the
  * plan's own earlier assignments count as load for the next. */
 #include <errno.h>
+#include <string.h>
 
 #include "ringsteer/drain.h"
 
@@ -18,6 +19,11 @@ int rs_drain_plan(struct rs_placer *p, uint32_t stopping, const char *const *mem
 		return err;
 	if (st.load < n)
 		return -EINVAL;
+	/* Every id is checked before anything changes: a bad one must not
+	 * leave half a plan applied. */
+	for (size_t i = 0; i < n; i++)
+		if (!members[i] || !members[i][0] || strlen(members[i]) > RS_ID_MAX)
+			return -EINVAL;
 	if (!st.draining) {
 		st.draining = true;
 		rs_placer_set(p, stopping, &st);

@@ -85,13 +85,12 @@ static int id_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Writes gateway gw's points (sorted, duplicates dropped) into out[0..128)
- * and returns how many, or a negative errno. */
+/* Writes gateway gw's 128 points, unsorted, into out.  Returns 0 or a
+ * negative errno. */
 static int gateway_points(struct rs_point_hasher *h, const char *id, uint32_t gw, struct rs_point *out)
 {
 	char label[RS_ID_MAX + 8];
 	size_t id_len = strlen(id);
-	size_t n = 0;
 
 	memcpy(label, id, id_len);
 	label[id_len] = '#';
@@ -106,18 +105,49 @@ static int gateway_points(struct rs_point_hasher *h, const char *id, uint32_t gw
 		if (v >= 10)
 			label[len++] = (char)('0' + v / 10 % 10);
 		label[len++] = (char)('0' + v % 10);
-		err = rs_point_hasher_point(h, label, len, &out[n].value);
-
+		err = rs_point_hasher_point(h, label, len, &out[v].value);
 		if (err)
 			return err;
-		out[n++].gw = gw;
+		out[v].gw = gw;
 	}
-	qsort(out, n, sizeof(*out), point_cmp);
+	return 0;
+}
+
+/* Drops exact duplicates from sorted points; returns the new length. */
+static size_t drop_duplicates(struct rs_point *pts, size_t n)
+{
 	size_t kept = 0;
+
 	for (size_t i = 0; i < n; i++)
-		if (kept == 0 || point_cmp(&out[kept - 1], &out[i]) != 0)
-			out[kept++] = out[i];
-	return (int)kept;
+		if (kept == 0 || point_cmp(&pts[kept - 1], &pts[i]) != 0)
+			pts[kept++] = pts[i];
+	return kept;
+}
+
+/* Sorts n points by (value, gw) in O(n): SHA-256 values are uniform, so a
+ * counting pass on the top bits (in count, 2^bits + 1 entries) leaves about
+ * one point per bucket, and the insertion sort that finishes the job moves
+ * each point a step or two.  tmp has room for n. */
+static void sort_points(struct rs_point *pts, size_t n, struct rs_point *tmp, uint32_t *count, unsigned bits)
+{
+	size_t n_buckets = (size_t)1 << bits;
+
+	memset(count, 0, (n_buckets + 1) * sizeof(*count));
+	for (size_t i = 0; i < n; i++)
+		count[(pts[i].value >> (64 - bits)) + 1]++;
+	for (size_t k = 0; k < n_buckets; k++)
+		count[k + 1] += count[k];
+	for (size_t i = 0; i < n; i++)
+		tmp[count[pts[i].value >> (64 - bits)]++] = pts[i];
+	for (size_t i = 1; i < n; i++) {
+		struct rs_point p = tmp[i];
+		size_t j = i;
+
+		for (; j > 0 && point_cmp(&tmp[j - 1], &p) > 0; j--)
+			tmp[j] = tmp[j - 1];
+		tmp[j] = p;
+	}
+	memcpy(pts, tmp, n * sizeof(*pts));
 }
 
 static bool id_ok(const char *id)
@@ -198,47 +228,19 @@ int rs_ring_new(const char *const *ids, size_t n, struct rs_ring **out)
 		ring->n_ids++;
 	}
 
-	/* Each gateway's run is sorted on its own, then runs are merged
-	 * pairwise: cheaper than one qsort over every point. */
 	scratch = malloc((ring->n_ids ? ring->n_ids : 1) * RS_RING_VNODES * sizeof(*scratch));
-	if (!scratch)
-		goto cleanup;
-	size_t *run_len = calloc(ring->n_ids + 1, sizeof(*run_len));
-	if (!run_len)
+	if (!scratch || reserve_buckets(ring, ring->n_ids * RS_RING_VNODES))
 		goto cleanup;
 	for (size_t g = 0; g < ring->n_ids; g++) {
-		int got = gateway_points(&h, ring->ids[g], (uint32_t)g, ring->points + g * RS_RING_VNODES);
-
-		if (got < 0) {
-			free(run_len);
-			err = got;
+		err = gateway_points(&h, ring->ids[g], (uint32_t)g, ring->points + g * RS_RING_VNODES);
+		if (err)
 			goto cleanup;
-		}
-		run_len[g] = (size_t)got;
 	}
-	/* Bottom-up merge of runs laid out at stride width*VNODES. */
-	struct rs_point *src = ring->points, *dst = scratch;
-	size_t runs = ring->n_ids;
-	for (size_t width = 1; width < runs; width *= 2) {
-		for (size_t r = 0; r < runs; r += 2 * width) {
-			size_t a = r * RS_RING_VNODES, b = (r + width) * RS_RING_VNODES;
-
-			if (r + width >= runs) {
-				memcpy(dst + a, src + a, run_len[r] * sizeof(*src));
-				continue;
-			}
-			run_len[r] = merge_points(src + a, run_len[r], src + b, run_len[r + width], dst + a);
-		}
-		struct rs_point *t = src;
-		src = dst;
-		dst = t;
-	}
-	ring->n_points = ring->n_ids ? run_len[0] : 0;
-	if (src != ring->points)
-		memcpy(ring->points, src, ring->n_points * sizeof(*src));
-	free(run_len);
-	if (reserve_buckets(ring, ring->n_points))
-		goto cleanup;
+	ring->n_points = ring->n_ids * RS_RING_VNODES;
+	/* The bucket table doubles as the counting sort's counters; it is
+	 * rebuilt from the sorted points just below. */
+	sort_points(ring->points, ring->n_points, scratch, ring->bucket, bucket_bits_for(ring->n_points));
+	ring->n_points = drop_duplicates(ring->points, ring->n_points);
 	index_points(ring);
 	*out = ring;
 	ring = NULL;
@@ -294,8 +296,8 @@ int rs_ring_add(struct rs_ring *ring, const char *id)
 	struct rs_point *merged = NULL;
 	char **ids = NULL;
 	char *copy = NULL;
-	size_t pos;
-	int got, err;
+	size_t pos, got;
+	int err;
 
 	if (!id_ok(id))
 		return -EINVAL;
@@ -305,16 +307,18 @@ int rs_ring_add(struct rs_ring *ring, const char *id)
 	err = rs_point_hasher_init(&h);
 	if (err)
 		return err;
-	got = gateway_points(&h, id, (uint32_t)pos, fresh);
+	err = gateway_points(&h, id, (uint32_t)pos, fresh);
 	rs_point_hasher_fini(&h);
-	if (got < 0)
-		return got;
+	if (err)
+		return err;
+	qsort(fresh, RS_RING_VNODES, sizeof(*fresh), point_cmp);
+	got = drop_duplicates(fresh, RS_RING_VNODES);
 
 	err = -ENOMEM;
 	copy = strdup(id);
 	ids = malloc((ring->n_ids + 1) * sizeof(*ids));
-	merged = malloc((ring->n_points + (size_t)got) * sizeof(*merged));
-	if (!copy || !ids || !merged || reserve_buckets(ring, ring->n_points + (size_t)got))
+	merged = malloc((ring->n_points + got) * sizeof(*merged));
+	if (!copy || !ids || !merged || reserve_buckets(ring, ring->n_points + got))
 		goto cleanup;
 	memcpy(ids, ring->ids, pos * sizeof(*ids));
 	ids[pos] = copy;
@@ -323,7 +327,7 @@ int rs_ring_add(struct rs_ring *ring, const char *id)
 	for (size_t i = 0; i < ring->n_points; i++)
 		if (ring->points[i].gw >= pos)
 			ring->points[i].gw++;
-	ring->n_points = merge_points(ring->points, ring->n_points, fresh, (size_t)got, merged);
+	ring->n_points = merge_points(ring->points, ring->n_points, fresh, got, merged);
 	free(ring->points);
 	free(ring->ids);
 	ring->points = merged;
