@@ -115,4 +115,7 @@ sim-doc: deps all
 clean:
 	rm -rf build
 
+# Objects are kept between runs (make would delete them as intermediates).
+.SECONDARY:
+
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
