@@ -8,5 +8,8 @@
 int ctl_ring(int argc, char **argv);
 int ctl_place(int argc, char **argv);
 int ctl_sim(int argc, char **argv);
+int ctl_token(int argc, char **argv);
+int ctl_gateways(int argc, char **argv);
+int ctl_sessions(int argc, char **argv);
 
 #endif

@@ -12,6 +12,10 @@ static const char usage[] =
 	"  ring --gateways ID[,ID...] walk MEMBER    distinct gateways clockwise from MEMBER\n"
 	"  place --gateways ID=LOAD[,...] MEMBER     where the bounded-load rule places MEMBER\n"
 	"  sim [OPTIONS]                             compare placement policies (sim --help)\n"
+	"  token --secret FILE --member ID --ttl S   mint a supervisor token\n"
+	"  gateways [--store URL] [--all] [--json]   gateways in the store, with their load\n"
+	"  sessions [--store URL] [--all] [--json] [--gateway ID]\n"
+	"                                            supervisor sessions in the store\n"
 	"\n"
 	"Exit status: 0 success, 1 failure, 2 bad arguments.\n";
 
@@ -24,6 +28,9 @@ int main(int argc, char **argv)
 		{ "ring", ctl_ring },
 		{ "place", ctl_place },
 		{ "sim", ctl_sim },
+		{ "token", ctl_token },
+		{ "gateways", ctl_gateways },
+		{ "sessions", ctl_sessions },
 	};
 
 	if (argc < 2) {

@@ -1,0 +1,143 @@
+/* store.h - the membership and session ledger that every gateway shares,
+ * behind one interface (SQLite now, PostgreSQL next: a backend supplies
+ * transactions and statements, the placement transaction above them is
+ * common).  Times are wall-clock milliseconds (several processes, maybe
+ * several hosts, compare them), passed in by the caller so tests control
+ * them.  Rows older than the TTL are dead and count for nothing. */
+#ifndef RINGSTEER_STORE_H
+#define RINGSTEER_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringsteer/placement.h"
+#include "ringsteer/proto.h"
+#include "ringsteer/ring.h"
+
+#define RS_STORE_DEFAULT_URL "sqlite:/var/lib/ringsteer/ringsteer.db"
+#define RS_STORE_URL_MAX 4096
+
+enum rs_gateway_state {
+	RS_GATEWAY_SERVING = 0,
+	RS_GATEWAY_DRAINING = 1,
+};
+
+enum rs_session_state {
+	RS_SESSION_PENDING = 0, /* reserved at a redirect target until it arrives */
+	RS_SESSION_ACTIVE = 1,  /* attached */
+};
+
+struct rs_store_options {
+	uint32_t ttl_ms;          /* heartbeat age past which a row is dead; 0: 15000 */
+	uint32_t reservation_ms;  /* lifetime of a pending reservation; 0: 5000 */
+	uint32_t busy_timeout_ms; /* wait for another writer; 0: 5000 */
+};
+
+struct rs_gateway_row {
+	char id[RS_ID_MAX + 1];
+	char peer[RS_ENDPOINT_MAX + 1];
+	uint8_t state;         /* enum rs_gateway_state */
+	int64_t heartbeat_ms;
+	bool live;             /* heartbeat within TTL at the listing's now */
+	uint32_t supervisors;  /* live sessions on it (pending reservations included) */
+};
+
+struct rs_session_row {
+	char member_id[RS_ID_MAX + 1];
+	char instance_id[RS_INSTANCE_MAX + 1];
+	uint64_t epoch;
+	char gateway_id[RS_ID_MAX + 1];
+	uint32_t sandboxes;
+	char source[RS_ENDPOINT_MAX + 1]; /* supervisor's address as the gateway saw it */
+	int64_t heartbeat_ms;
+	int64_t expires_ms;    /* pending: reservation end; active: heartbeat + TTL */
+	uint8_t state;         /* enum rs_session_state */
+	bool live;
+};
+
+struct rs_store;
+
+/* Opens the store at url ("sqlite:PATH"), creating its schema if missing.
+ * opt may be NULL (defaults).  Returns 0, -EINVAL (malformed url),
+ * -EPROTONOSUPPORT (unknown scheme), -EIO (cannot open or create). */
+int rs_store_open(const char *url, const struct rs_store_options *opt, struct rs_store **out);
+
+/* Closes st; NULL is allowed. */
+void rs_store_close(struct rs_store *st);
+
+/* Returns the options in force (defaults filled in). */
+const struct rs_store_options *rs_store_options(const struct rs_store *st);
+
+/* Inserts or updates gateway id with its peer endpoint and state, heartbeat
+ * now.  Returns 0, -EINVAL, -EIO, -EBUSY (lock not had within the timeout). */
+int rs_store_gateway_register(struct rs_store *st, const char *id, const char *peer, enum rs_gateway_state state,
+			      int64_t now_ms);
+
+/* Deletes gateway id and every session row on it.  Returns 0, -ENOENT,
+ * -EIO, -EBUSY. */
+int rs_store_gateway_remove(struct rs_store *st, const char *id);
+
+/* Lists gateways (every row when all, else live ones), sorted by id, into a
+ * malloc'd array the caller frees.  Returns 0, -ENOMEM, -EIO, -EBUSY. */
+int rs_store_list_gateways(struct rs_store *st, int64_t now_ms, bool all, struct rs_gateway_row **rows,
+			   size_t *n);
+
+/* Lists sessions (every row when all, else live ones), sorted by gateway
+ * then member, into a malloc'd array the caller frees.  Same returns. */
+int rs_store_list_sessions(struct rs_store *st, int64_t now_ms, bool all, struct rs_session_row **rows,
+			   size_t *n);
+
+/* One arrival at gateway `gateway_id`, decided in one write transaction. */
+struct rs_admit {
+	/* in */
+	const char *gateway_id;   /* the gateway deciding (where the member landed) */
+	const char *member_id;
+	const char *instance_id;
+	uint64_t epoch;
+	bool stay;                /* HELLO asked to stay */
+	uint32_t sandboxes;
+	const char *source;       /* "ADDR:PORT" or "" */
+	int64_t now_ms;
+	/* out */
+	bool accepted;            /* true: attach here; false: redirect to target */
+	struct rs_decision decision;
+	char target_id[RS_ID_MAX + 1];
+	char target_peer[RS_ENDPOINT_MAX + 1];
+};
+
+/* The placement transaction: refreshes the deciding gateway's heartbeat,
+ * reads live gateways (ring) and their live session counts (load), takes
+ * the member's own row out as its stale record, runs the placement rule,
+ * and writes the member's row: active here when accepted, else pending at
+ * the target until now + reservation, so concurrent arrivals count it.
+ * Returns 0, -ESTALE (the member's row holds a newer epoch: this connection
+ * is superseded; nothing written), -ENOENT (the deciding gateway is not
+ * registered, or no gateway takes anyone), -EIO, -EBUSY. */
+int rs_store_admit(struct rs_store *st, struct rs_admit *a);
+
+/* A session a gateway holds, for rs_store_heartbeat(). */
+struct rs_session_ref {
+	const char *member_id;
+	uint64_t epoch;
+	uint32_t sandboxes;
+	bool superseded; /* out: its row moved on (newer epoch, another gateway, gone) */
+};
+
+/* Refreshes gateway_id's heartbeat and, in the same transaction, each of
+ * its n sessions whose row is still (gateway_id, epoch): heartbeat now and
+ * the given sandboxes.  The others are marked superseded for the caller to
+ * close.  Returns 0, -ENOENT (gateway row gone), -EIO, -EBUSY. */
+int rs_store_heartbeat(struct rs_store *st, const char *gateway_id, int64_t now_ms, struct rs_session_ref *refs,
+		       size_t n);
+
+/* Records member's sandbox count if its row is still (gateway_id, epoch).
+ * Returns 0, -ESTALE (row moved on), -EIO, -EBUSY. */
+int rs_store_session_sandboxes(struct rs_store *st, const char *gateway_id, const char *member_id,
+			       uint64_t epoch, uint32_t sandboxes);
+
+/* Deletes member's row if it is still (gateway_id, epoch): a departure.
+ * Returns 0 (deleted or already moved on), -EIO, -EBUSY. */
+int rs_store_session_end(struct rs_store *st, const char *gateway_id, const char *member_id, uint64_t epoch);
+
+#endif

@@ -1,0 +1,38 @@
+/* token.h - supervisor tokens: "<member>.<expiry>.<mac>", mac = lower-case
+ * hex HMAC-SHA256(secret, "<member>\n<expiry>"), expiry in unix seconds.
+ * Member ids may hold dots, so a token is split at its last two dots.
+ * Verification compares in constant time. */
+#ifndef RINGSTEER_TOKEN_H
+#define RINGSTEER_TOKEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RS_SECRET_MIN 16  /* bytes: shorter secrets are refused */
+#define RS_SECRET_MAX 4096
+
+struct rs_secret {
+	uint8_t key[RS_SECRET_MAX];
+	size_t len;
+};
+
+/* Loads a cluster secret file (its bytes, one trailing newline dropped).
+ * Returns 0, -errno from open/read, -EINVAL when shorter than RS_SECRET_MIN
+ * or longer than RS_SECRET_MAX. */
+int rs_secret_load(const char *path, struct rs_secret *out);
+
+/* Writes a token for member expiring at expiry into out (room for cap,
+ * NUL included).  Returns 0, -EINVAL (bad member id), -ENOSPC, -EIO. */
+int rs_token_mint(const struct rs_secret *s, const char *member, uint64_t expiry, char *out, size_t cap);
+
+/* Checks token for member at time now (unix seconds) and stores its expiry.
+ * Returns 0, -EINVAL (malformed), -EACCES (wrong mac or another member's),
+ * -EKEYEXPIRED (expiry <= now). */
+int rs_token_verify(const struct rs_secret *s, const char *token, const char *member, uint64_t now,
+		    uint64_t *expiry);
+
+/* Reads a token's expiry without checking it (the supervisor plans its
+ * refresh with it).  Returns 0 or -EINVAL. */
+int rs_token_expiry(const char *token, uint64_t *expiry);
+
+#endif

@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# store_test.sh - `ringsteerctl gateways` and `ringsteerctl sessions` against
+# a store this test fills with the sqlite3 command-line tool: the aligned
+# table, --json (parsed with jq), --all against live rows, --gateway, JSON
+# escaping of odd ids, bad arguments (exit 2, one line on stderr) and
+# unreachable stores (exit 1, naming the URL).
+# usage: store_test.sh PATH/TO/ringsteerctl
+set -u
+ctl=$1
+pass=0 fail=0
+
+ok()  { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+expect_eq() { # desc expected actual
+	if [ "$2" == "$3" ]; then ok; else bad "$1: expected [$2] got [$3]"; fi
+}
+
+if ! command -v sqlite3 >/dev/null || ! command -v jq >/dev/null; then
+	echo "store: sqlite3 and jq are needed (make deps)"
+	exit 1
+fi
+
+dir=$(mktemp -d /tmp/rs-store-cli-XXXXXX)
+trap 'chmod -R u+rwx "$dir"; rm -rf "$dir"' EXIT
+db=$dir/ringsteer.db
+url=sqlite:$db
+
+# Opening creates the schema; an empty store lists nothing.
+out=$("$ctl" gateways --store "$url") || bad "gateways on an empty store failed"
+expect_eq "empty table" "ID  PEER  STATE  LIVE  SUPERVISORS  HEARTBEAT-AGE-MS" "$out"
+expect_eq "empty json" "0" "$("$ctl" gateways --store "$url" --json | jq length)"
+expect_eq "empty sessions json" "0" "$("$ctl" sessions --store "$url" --json | jq length)"
+expect_eq "schema version" "1" "$(sqlite3 "$db" 'SELECT version FROM schema_version')"
+
+# The fleet: gw-a serving, gw-b draining, gw-c dead (heartbeat a minute old;
+# the CLI's TTL is the default 15 s).
+now=$(date +%s%3N)
+old=$((now - 60000))
+sqlite3 "$db" <<EOF
+INSERT INTO gateways VALUES ('gw-a', '10.0.0.1:7443', 0, $now);
+INSERT INTO gateways VALUES ('gw-b', '10.0.0.2:7443', 1, $now);
+INSERT INTO gateways VALUES ('gw-c', '10.0.0.3:7443', 0, $old);
+INSERT INTO sessions VALUES ('m1', 'i-1', 7, 'gw-a', 3, '10.1.0.1:40001', $now, $((now + 15000)), 1);
+INSERT INTO sessions VALUES ('m2', 'i-2', 2, 'gw-a', 0, '', $now, $((now + 5000)), 0);
+INSERT INTO sessions VALUES ('m3', 'i-3', 1, 'gw-b', 12, '10.1.0.3:40003', $now, $((now + 15000)), 1);
+INSERT INTO sessions VALUES ('m4', 'i-4', 4, 'gw-a', 1, '10.1.0.4:40004', $old, $((old + 15000)), 1);
+INSERT INTO sessions VALUES ('m5', 'i-5', 5, 'gw-c', 2, '10.1.0.5:40005', $now, $((now + 15000)), 1);
+INSERT INTO sessions VALUES ('m6', 'i-6', 9223372036854775807, 'gw-b', 0, '', $old, $((old + 5000)), 0);
+EOF
+
+# Every line of a table starts its columns at the same offsets (a column
+# starts after two spaces); prints how many distinct offset lists there are.
+aligned() {
+	awk '{ s = ""; for (i = 1; i <= length($0); i++)
+		if (substr($0, i, 1) != " " && (i == 1 || (i > 2 && substr($0, i - 2, 2) == "  "))) s = s " " i;
+		print s }' | sort -u | wc -l
+}
+
+# gateways: live ones, their loads.
+out=$("$ctl" gateways --store "$url")
+expect_eq "gateways rc" 0 $?
+expect_eq "gateways lines" 3 "$(printf '%s\n' "$out" | wc -l)"
+expect_eq "gateways header" "ID PEER STATE LIVE SUPERVISORS HEARTBEAT-AGE-MS" "$(printf '%s\n' "$out" | head -1 | tr -s ' ')"
+expect_eq "gateways rows" "gw-a 10.0.0.1:7443 serving yes 2|gw-b 10.0.0.2:7443 draining yes 1" \
+	"$(printf '%s\n' "$out" | awk 'NR > 1 { print $1, $2, $3, $4, $5 }' | paste -sd'|' -)"
+expect_eq "gateways aligned" 1 "$(printf '%s\n' "$out" | aligned)"
+age=$(printf '%s\n' "$out" | awk 'NR == 2 { print $6 }')
+if [ "$age" -ge 0 ] && [ "$age" -lt 60000 ]; then ok; else bad "heartbeat age [$age]"; fi
+
+out=$("$ctl" gateways --store "$url" --all)
+expect_eq "gateways --all rows" "gw-a yes 2|gw-b yes 1|gw-c no 0" \
+	"$(printf '%s\n' "$out" | awk 'NR > 1 { print $1, $4, $5 }' | paste -sd'|' -)"
+expect_eq "gateways --all aligned" 1 "$(printf '%s\n' "$out" | aligned)"
+
+json=$("$ctl" gateways --store "$url" --json --all)
+expect_eq "gateways json valid" 0 "$(printf '%s' "$json" | jq empty >/dev/null 2>&1; echo $?)"
+expect_eq "gateways json" \
+	'[{"id":"gw-a","peer":"10.0.0.1:7443","state":"serving","live":true,"supervisors":2},{"id":"gw-b","peer":"10.0.0.2:7443","state":"draining","live":true,"supervisors":1},{"id":"gw-c","peer":"10.0.0.3:7443","state":"serving","live":false,"supervisors":0}]' \
+	"$(printf '%s' "$json" | jq -c 'map(del(.heartbeat_ms))')"
+expect_eq "gateways json heartbeat" "$now $now $old" "$(printf '%s' "$json" | jq -r 'map(.heartbeat_ms) | join(" ")')"
+expect_eq "gateways json keys" "heartbeat_ms,id,live,peer,state,supervisors" \
+	"$(printf '%s' "$json" | jq -r '.[0] | keys | join(",")')"
+expect_eq "gateways json live only" "gw-a,gw-b" \
+	"$("$ctl" gateways --store "$url" --json | jq -r 'map(.id) | join(",")')"
+
+# sessions: live ones (m4's heartbeat is old, m5's gateway is dead, m6's
+# reservation has lapsed), sorted by gateway then member.
+out=$("$ctl" sessions --store "$url")
+expect_eq "sessions rc" 0 $?
+expect_eq "sessions header" "MEMBER GATEWAY STATE EPOCH SANDBOXES SOURCE AGE-MS" "$(printf '%s\n' "$out" | head -1 | tr -s ' ')"
+expect_eq "sessions rows" "m1 gw-a active 7 3 10.1.0.1:40001|m2 gw-a pending 2 0 -|m3 gw-b active 1 12 10.1.0.3:40003" \
+	"$(printf '%s\n' "$out" | awk 'NR > 1 { print $1, $2, $3, $4, $5, $6 }' | paste -sd'|' -)"
+expect_eq "sessions aligned" 1 "$(printf '%s\n' "$out" | aligned)"
+
+out=$("$ctl" sessions --store "$url" --all)
+expect_eq "sessions --all rows" \
+	"m1 gw-a active|m2 gw-a pending|m4 gw-a active(dead)|m3 gw-b active|m6 gw-b pending(dead)|m5 gw-c active(dead)" \
+	"$(printf '%s\n' "$out" | awk 'NR > 1 { print $1, $2, $3 }' | paste -sd'|' -)"
+expect_eq "sessions --all aligned" 1 "$(printf '%s\n' "$out" | aligned)"
+expect_eq "sessions --gateway" "m1|m2" \
+	"$("$ctl" sessions --store "$url" --gateway gw-a | awk 'NR > 1 { print $1 }' | paste -sd'|' -)"
+expect_eq "sessions --gateway --all" "m1|m2|m4" \
+	"$("$ctl" sessions --store "$url" --gateway gw-a --all | awk 'NR > 1 { print $1 }' | paste -sd'|' -)"
+expect_eq "sessions --gateway none" 1 "$("$ctl" sessions --store "$url" --gateway gw-x | wc -l)"
+
+json=$("$ctl" sessions --store "$url" --json --all)
+expect_eq "sessions json valid" 0 "$(printf '%s' "$json" | jq empty >/dev/null 2>&1; echo $?)"
+expect_eq "sessions json m1" \
+	"{\"member_id\":\"m1\",\"instance_id\":\"i-1\",\"epoch\":7,\"gateway_id\":\"gw-a\",\"sandboxes\":3,\"source\":\"10.1.0.1:40001\",\"state\":\"active\",\"live\":true,\"heartbeat_ms\":$now,\"expires_ms\":$((now + 15000))}" \
+	"$(printf '%s' "$json" | jq -c '.[0]')"
+expect_eq "sessions json live" "m1:true m2:true m4:false m3:true m6:false m5:false" \
+	"$(printf '%s' "$json" | jq -r 'map("\(.member_id):\(.live)") | join(" ")')"
+expect_eq "sessions json states" "active pending active active pending active" \
+	"$(printf '%s' "$json" | jq -r 'map(.state) | join(" ")')"
+# The largest epoch is printed exactly (jq would round it: compare the text).
+if printf '%s' "$json" | grep -q '"epoch": 9223372036854775807,'; then ok; else bad "epoch 2^63-1 not printed exactly"; fi
+expect_eq "sessions json --gateway" "m3,m6" \
+	"$("$ctl" sessions --store "$url" --json --all --gateway gw-b | jq -r 'map(.member_id) | join(",")')"
+expect_eq "sessions json --gateway none" "[]" "$("$ctl" sessions --store "$url" --json --gateway gw-x | jq -c .)"
+
+# Odd bytes in ids: valid JSON whatever they are; the table shows control
+# bytes as '?'.  (The protocol never lets such ids in; a hand might.)
+sqlite3 "$db" "INSERT INTO gateways VALUES ('q\"b' || char(92) || char(9) || 'é' || char(10) || 'z', 'esc:1', 0, $now);
+	INSERT INTO gateways VALUES (CAST(x'67ff' AS TEXT), 'bad:1', 0, $now);"
+json=$("$ctl" gateways --store "$url" --json)
+expect_eq "escaped json valid" 0 "$(printf '%s' "$json" | jq empty >/dev/null 2>&1; echo $?)"
+expect_eq "escaped id round trip" "$(printf 'q"b\\\té\nz')" \
+	"$(printf '%s' "$json" | jq -r '.[] | select(.peer == "esc:1") | .id')"
+expect_eq "invalid utf-8 replaced" "g"$'\xef\xbf\xbd' \
+	"$(printf '%s' "$json" | jq -r '.[] | select(.peer == "bad:1") | .id')"
+expect_eq "table control bytes" 'q"b\?é?z' \
+	"$("$ctl" gateways --store "$url" | awk '$2 == "esc:1" { print $1 }')"
+sqlite3 "$db" "DELETE FROM gateways WHERE peer IN ('esc:1', 'bad:1')"
+
+# A corrupt row is a store failure, not garbage: exit 1.
+sqlite3 "$db" "UPDATE sessions SET state = 9 WHERE member_id = 'm6'"
+err=$("$ctl" sessions --store "$url" --all 2>&1 >/dev/null)
+expect_eq "corrupt row rc" 1 $?
+case "$err" in *"$url"*) ok ;; *) bad "corrupt row message [$err]" ;; esac
+sqlite3 "$db" "UPDATE sessions SET state = 0 WHERE member_id = 'm6'"
+
+# Bad arguments: exit 2 and exactly one line on stderr.
+expect_usage_error() {
+	local err rc
+	err=$("$ctl" "$@" 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" -eq 2 ] && [ -n "$err" ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ]; then ok
+	else bad "ringsteerctl $* -> rc=$rc stderr=[$err]"; fi
+}
+for cmd in gateways sessions; do
+	expect_usage_error "$cmd" --bogus
+	expect_usage_error "$cmd" --store "$url" extra
+	expect_usage_error "$cmd" --store
+	expect_usage_error "$cmd" --store ""
+	expect_usage_error "$cmd" --store "$db"
+	expect_usage_error "$cmd" --store "sqlite:"
+	expect_usage_error "$cmd" --store "postgres://localhost/ringsteer"
+	expect_usage_error "$cmd" --store "mysql:x"
+	expect_usage_error "$cmd" -x
+done
+expect_usage_error gateways --store "$url" --gateway gw-a
+expect_usage_error sessions --store "$url" --gateway ""
+expect_usage_error sessions --store "$url" --gateway "$(printf 'g%.0s' $(seq 300))"
+expect_usage_error sessions --store "$url" --gateway
+
+# Unreachable stores: exit 1, one line naming the URL.
+expect_store_failure() { # url
+	local err rc
+	for cmd in gateways sessions; do
+		err=$("$ctl" "$cmd" --store "$1" 2>&1 >/dev/null)
+		rc=$?
+		if [ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ "$err" == *"$1"* ]]; then ok
+		else bad "ringsteerctl $cmd --store $1 -> rc=$rc stderr=[$err]"; fi
+	done
+}
+expect_store_failure "sqlite:$dir/missing/ringsteer.db"
+printf 'this is not a database, only some text that fills a page\n%.0s' $(seq 100) > "$dir/text"
+expect_store_failure "sqlite:$dir/text"
+expect_store_failure "sqlite:$dir/text/ringsteer.db"
+mkdir -m 0000 "$dir/locked"
+if [ "$(id -u)" -ne 0 ]; then
+	expect_store_failure "sqlite:$dir/locked/ringsteer.db"
+elif command -v setpriv >/dev/null; then
+	chmod 0755 "$dir" # so that nobody reaches $dir/locked, and is refused there
+	err=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$ctl" gateways --store "sqlite:$dir/locked/x.db" 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" -eq 1 ] && [[ "$err" == *"sqlite:$dir/locked/x.db"* ]]; then ok; else bad "locked dir -> rc=$rc [$err]"; fi
+fi
+[ -e "$dir/missing" ] && bad "the store's directory was created for the caller"
+
+# --help succeeds.
+"$ctl" gateways --help >/dev/null && ok || bad "gateways --help failed"
+"$ctl" sessions --help >/dev/null && ok || bad "sessions --help failed"
+
+echo "store: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,1129 @@
+/* test_store.c - the store over SQLite, each test in a fresh temp dir: URLs,
+ * schema and reopen, registration and listings, TTL expiry, the placement
+ * transaction against the reference rule (rs_place over the same snapshot,
+ * read back through the listings), reservations, stale records, stay,
+ * epochs, heartbeats, departures, two handles and two processes sharing one
+ * file, busy and dead stores, and corrupt rows. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "ringsteer/placement.h"
+#include "ringsteer/ring.h"
+#include "ringsteer/store.h"
+#include "testutil.h"
+
+#define T0 1700000000000LL /* a realistic wall clock, ms */
+#define TTL 15000
+#define RESERVATION 5000
+
+struct fixture {
+	char dir[64];
+	char path[128]; /* the database file */
+	char url[160];
+};
+
+static int make_dir(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "/tmp/rs-store-XXXXXX");
+	if (!mkdtemp(f->dir)) {
+		free(f);
+		return -1;
+	}
+	snprintf(f->path, sizeof(f->path), "%s/ringsteer.db", f->dir);
+	snprintf(f->url, sizeof(f->url), "sqlite:%s", f->path);
+	*state = f;
+	return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	(void)sb;
+	(void)type;
+	(void)ftw;
+	chmod(path, 0700);
+	return remove(path);
+}
+
+static int remove_dir(void **state)
+{
+	struct fixture *f = *state;
+	int rc;
+
+	chmod(f->dir, 0700);
+	rc = nftw(f->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	return rc;
+}
+
+static struct rs_store *open_store(const struct fixture *f)
+{
+	const struct rs_store_options opt = { .ttl_ms = TTL, .reservation_ms = RESERVATION,
+					      .busy_timeout_ms = 20000 };
+	struct rs_store *st = NULL;
+
+	assert_int_equal(rs_store_open(f->url, &opt, &st), 0);
+	assert_non_null(st);
+	return st;
+}
+
+/* Runs sql on the file directly (what a corrupting hand or another tool does). */
+static void raw_sql(const struct fixture *f, const char *sql)
+{
+	sqlite3 *db = NULL;
+
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	sqlite3_busy_timeout(db, 5000);
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+	sqlite3_close(db);
+}
+
+/* Returns the rows of schema_version holding version 1, failing on others. */
+static int version_rows(const struct fixture *f)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *s = NULL;
+	int n = 0;
+
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT version FROM schema_version", -1, &s, NULL), SQLITE_OK);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		assert_int_equal(sqlite3_column_int64(s, 0), 1);
+		n++;
+	}
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return n;
+}
+
+static void register_gw(struct rs_store *st, const char *id, enum rs_gateway_state state, int64_t now)
+{
+	char peer[64];
+
+	snprintf(peer, sizeof(peer), "10.0.0.%zu:7443", strlen(id) + (size_t)id[strlen(id) - 1]);
+	assert_int_equal(rs_store_gateway_register(st, id, peer, state, now), 0);
+}
+
+static struct rs_admit arrival(const char *gw, const char *member, uint64_t epoch, bool stay, int64_t now)
+{
+	return (struct rs_admit){
+		.gateway_id = gw, .member_id = member, .instance_id = "inst-1", .epoch = epoch,
+		.stay = stay, .sandboxes = 3, .source = "10.1.0.9:40000", .now_ms = now,
+	};
+}
+
+/* The supervisors counted on gateway id at now (0 if it is not live). */
+static uint32_t load_of(struct rs_store *st, const char *id, int64_t now)
+{
+	struct rs_gateway_row *rows;
+	uint32_t load = 0;
+	size_t n;
+
+	assert_int_equal(rs_store_list_gateways(st, now, true, &rows, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(rows[i].id, id) == 0)
+			load = rows[i].supervisors;
+	free(rows);
+	return load;
+}
+
+/* Finds member's row among every row; returns whether it exists. */
+static bool session_of(struct rs_store *st, const char *member, int64_t now, struct rs_session_row *out)
+{
+	struct rs_session_row *rows;
+	bool found = false;
+	size_t n;
+
+	assert_int_equal(rs_store_list_sessions(st, now, true, &rows, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(rows[i].member_id, member) == 0) {
+			*out = rows[i];
+			found = true;
+		}
+	}
+	free(rows);
+	return found;
+}
+
+/* What the reference rule says about arrival a, over the snapshot the
+ * listings show once the deciding gateway's heartbeat is refreshed (the
+ * admission's first step).  Returns rs_place()'s result. */
+struct snapshot_info {
+	size_t dead_gateways; /* snapshots with a registered gateway not live */
+	size_t stale;         /* arrivals with a counted stale record */
+	size_t draining;      /* snapshots with a live gateway draining */
+};
+
+static int oracle(struct rs_store *st, const struct rs_admit *a, struct rs_decision *d, char *target,
+		  struct snapshot_info *info)
+{
+	size_t n_all;
+	bool any_draining = false;
+	struct rs_gateway_row *gws;
+	struct rs_session_row *sessions;
+	struct rs_gateway_load *loads;
+	struct rs_ring *ring;
+	const char **ids;
+	size_t n_gws, n_sessions;
+	struct rs_arrival arr = { .member_id = a->member_id, .stay = a->stay, .stale = -1 };
+	int err;
+
+	assert_int_equal(rs_store_heartbeat(st, a->gateway_id, a->now_ms, NULL, 0), 0);
+	assert_int_equal(rs_store_list_gateways(st, a->now_ms, true, &gws, &n_all), 0);
+	free(gws);
+	assert_int_equal(rs_store_list_gateways(st, a->now_ms, false, &gws, &n_gws), 0);
+	assert_int_equal(rs_store_list_sessions(st, a->now_ms, false, &sessions, &n_sessions), 0);
+	if (info)
+		info->dead_gateways += n_all > n_gws;
+	ids = calloc(n_gws + 1, sizeof(*ids));
+	loads = calloc(n_gws + 1, sizeof(*loads));
+	assert_non_null(ids);
+	assert_non_null(loads);
+	for (size_t i = 0; i < n_gws; i++)
+		ids[i] = gws[i].id;
+	assert_int_equal(rs_ring_new(ids, n_gws, &ring), 0);
+	for (size_t i = 0; i < n_gws; i++) {
+		int g = rs_ring_find(ring, gws[i].id);
+
+		assert_true(gws[i].live);
+		loads[g] = (struct rs_gateway_load){ .load = gws[i].supervisors, .live = true,
+						     .draining = gws[i].state == RS_GATEWAY_DRAINING };
+		any_draining |= loads[g].draining;
+	}
+	if (info)
+		info->draining += any_draining;
+	for (size_t i = 0; i < n_sessions; i++) {
+		assert_true(sessions[i].live);
+		if (strcmp(sessions[i].member_id, a->member_id) == 0)
+			arr.stale = rs_ring_find(ring, sessions[i].gateway_id);
+	}
+	if (info)
+		info->stale += arr.stale >= 0;
+	arr.at = rs_ring_find(ring, a->gateway_id);
+	assert_true(arr.at >= 0);
+	err = rs_place(ring, loads, &arr, d);
+	if (!err)
+		snprintf(target, RS_ID_MAX + 1, "%s", rs_ring_gateway_id(ring, d->gateway));
+	rs_ring_free(ring);
+	free(loads);
+	free(ids);
+	free(sessions);
+	free(gws);
+	return err;
+}
+
+/* Admits a and asserts the store decided exactly what the rule says. */
+static int admit_checked_info(struct rs_store *st, struct rs_admit *a, struct snapshot_info *info)
+{
+	struct rs_decision want;
+	char target[RS_ID_MAX + 1];
+	int want_err = oracle(st, a, &want, target, info), err;
+
+	err = rs_store_admit(st, a);
+	assert_int_equal(err, want_err);
+	if (err)
+		return err;
+	assert_string_equal(a->target_id, target);
+	assert_int_equal(a->decision.reason, want.reason);
+	assert_int_equal(a->decision.cap, want.cap);
+	assert_int_equal(a->decision.full, want.full);
+	assert_int_equal(a->accepted, strcmp(target, a->gateway_id) == 0);
+	return 0;
+}
+
+static int admit_checked(struct rs_store *st, struct rs_admit *a)
+{
+	return admit_checked_info(st, a, NULL);
+}
+
+/* ---- tests ---- */
+
+static void test_urls(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = (struct rs_store *)&st;
+	char long_url[RS_STORE_URL_MAX + 16];
+
+	assert_int_equal(rs_store_open(NULL, NULL, &st), -EINVAL);
+	assert_null(st);
+	assert_int_equal(rs_store_open("", NULL, &st), -EINVAL);
+	assert_int_equal(rs_store_open("no-scheme-here", NULL, &st), -EINVAL);
+	assert_int_equal(rs_store_open("/var/lib/x.db", NULL, &st), -EINVAL);
+	assert_int_equal(rs_store_open("1sqlite:x", NULL, &st), -EINVAL);
+	assert_int_equal(rs_store_open("sq lite:x", NULL, &st), -EINVAL);
+	assert_int_equal(rs_store_open("sqlite:", NULL, &st), -EINVAL);
+	assert_int_equal(rs_store_open("postgres://db/ringsteer", NULL, &st), -EPROTONOSUPPORT);
+	assert_int_equal(rs_store_open("mysql:x", NULL, &st), -EPROTONOSUPPORT);
+	assert_int_equal(rs_store_open("sqlitex:/tmp/x", NULL, &st), -EPROTONOSUPPORT);
+	memset(long_url, 'a', sizeof(long_url) - 1);
+	long_url[sizeof(long_url) - 1] = '\0';
+	memcpy(long_url, "sqlite:/tmp/", 12);
+	assert_int_equal(rs_store_open(long_url, NULL, &st), -EINVAL);
+	assert_null(st);
+	rs_store_close(NULL);
+
+	/* The scheme is case-insensitive; defaults are filled in. */
+	char url[200];
+
+	snprintf(url, sizeof(url), "SQLite:%s", f->path);
+	assert_int_equal(rs_store_open(url, NULL, &st), 0);
+	assert_int_equal(rs_store_options(st)->ttl_ms, 15000);
+	assert_int_equal(rs_store_options(st)->reservation_ms, 5000);
+	assert_int_equal(rs_store_options(st)->busy_timeout_ms, 5000);
+	rs_store_close(st);
+}
+
+static void test_schema_and_reopen(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store(f);
+	struct rs_gateway_row *rows;
+	sqlite3 *db;
+	sqlite3_stmt *s;
+	size_t n;
+
+	assert_int_equal(rs_store_options(st)->ttl_ms, TTL);
+	register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
+	rs_store_close(st);
+
+	/* One version row, 1; WAL journal. */
+	assert_int_equal(version_rows(f), 1);
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &s, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(s, 0), "wal");
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+
+	/* Reopen: the row is still there, the version row not repeated. */
+	st = open_store(f);
+	assert_int_equal(rs_store_list_gateways(st, T0, false, &rows, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(rows[0].id, "gw-a");
+	free(rows);
+	rs_store_close(st);
+	assert_int_equal(version_rows(f), 1);
+
+	/* A store written by another schema version is refused. */
+	raw_sql(f, "UPDATE schema_version SET version = 2");
+	st = (struct rs_store *)&st;
+	assert_int_equal(rs_store_open(f->url, NULL, &st), -EIO);
+	assert_null(st);
+}
+
+static void test_register_and_list(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store(f);
+	struct rs_gateway_row *rows;
+	struct rs_admit a;
+	size_t n;
+
+	register_gw(st, "gw-c", RS_GATEWAY_SERVING, T0);
+	register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
+	register_gw(st, "gw-b", RS_GATEWAY_DRAINING, T0);
+	assert_int_equal(rs_store_gateway_register(st, "gw-a", "[fd00::1]:7443", RS_GATEWAY_SERVING, T0 + 10), 0);
+	assert_int_equal(rs_store_list_gateways(st, T0 + 10, false, &rows, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(rows[0].id, "gw-a");
+	assert_string_equal(rows[0].peer, "[fd00::1]:7443");
+	assert_int_equal(rows[0].heartbeat_ms, T0 + 10);
+	assert_string_equal(rows[1].id, "gw-b");
+	assert_int_equal(rows[1].state, RS_GATEWAY_DRAINING);
+	assert_string_equal(rows[2].id, "gw-c");
+	for (size_t i = 0; i < n; i++) {
+		assert_true(rows[i].live);
+		assert_int_equal(rows[i].supervisors, 0);
+	}
+	free(rows);
+
+	/* Bad arguments. */
+	assert_int_equal(rs_store_gateway_register(st, "", "x:1", RS_GATEWAY_SERVING, T0), -EINVAL);
+	assert_int_equal(rs_store_gateway_register(st, NULL, "x:1", RS_GATEWAY_SERVING, T0), -EINVAL);
+	assert_int_equal(rs_store_gateway_register(st, "gw-a", NULL, RS_GATEWAY_SERVING, T0), -EINVAL);
+	assert_int_equal(rs_store_gateway_register(st, "gw-a", "x:1", (enum rs_gateway_state)7, T0), -EINVAL);
+	char big[RS_ENDPOINT_MAX + 2];
+
+	memset(big, '1', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(rs_store_gateway_register(st, "gw-a", big, RS_GATEWAY_SERVING, T0), -EINVAL);
+	char long_id[RS_ID_MAX + 2];
+
+	memset(long_id, 'g', sizeof(long_id) - 1);
+	long_id[sizeof(long_id) - 1] = '\0';
+	assert_int_equal(rs_store_gateway_register(st, long_id, "x:1", RS_GATEWAY_SERVING, T0), -EINVAL);
+	long_id[RS_ID_MAX] = '\0';
+	assert_int_equal(rs_store_gateway_register(st, long_id, "x:1", RS_GATEWAY_SERVING, T0), 0);
+	assert_int_equal(rs_store_gateway_remove(st, long_id), 0);
+
+	/* Removing a gateway removes its sessions, and only its own. */
+	a = arrival("gw-a", "m-1", 1, true, T0 + 20);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_true(a.accepted);
+	a = arrival("gw-c", "m-2", 1, true, T0 + 20);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_int_equal(load_of(st, "gw-a", T0 + 20), 1);
+	assert_int_equal(rs_store_gateway_remove(st, "gw-a"), 0);
+	assert_int_equal(rs_store_gateway_remove(st, "gw-a"), -ENOENT);
+	struct rs_session_row row;
+
+	assert_false(session_of(st, "m-1", T0 + 20, &row));
+	assert_true(session_of(st, "m-2", T0 + 20, &row));
+	assert_int_equal(rs_store_list_gateways(st, T0 + 20, true, &rows, &n), 0);
+	assert_int_equal(n, 2);
+	free(rows);
+	rs_store_close(st);
+}
+
+static void test_ttl_expiry(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store(f);
+	struct rs_gateway_row *rows;
+	struct rs_session_row *sessions, row;
+	struct rs_admit a;
+	size_t n;
+
+	register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
+	register_gw(st, "gw-b", RS_GATEWAY_SERVING, T0 + 100);
+	a = arrival("gw-a", "m-1", 1, true, T0);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+
+	/* Live up to and including now - ttl. */
+	assert_int_equal(rs_store_list_gateways(st, T0 + TTL, false, &rows, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(rows[0].supervisors, 1);
+	free(rows);
+	assert_int_equal(rs_store_list_gateways(st, T0 + TTL + 1, false, &rows, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(rows[0].id, "gw-b");
+	free(rows);
+	assert_int_equal(rs_store_list_gateways(st, T0 + TTL + 1, true, &rows, &n), 0);
+	assert_int_equal(n, 2);
+	assert_false(rows[0].live);
+	assert_int_equal(rows[0].supervisors, 0);
+	assert_true(rows[1].live);
+	free(rows);
+
+	assert_int_equal(rs_store_list_sessions(st, T0 + TTL, false, &sessions, &n), 0);
+	assert_int_equal(n, 1);
+	assert_true(sessions[0].live);
+	assert_int_equal(sessions[0].expires_ms, T0 + TTL);
+	free(sessions);
+	assert_int_equal(rs_store_list_sessions(st, T0 + TTL + 1, false, &sessions, &n), 0);
+	assert_int_equal(n, 0);
+	free(sessions);
+	assert_true(session_of(st, "m-1", T0 + TTL + 1, &row));
+	assert_false(row.live);
+
+	/* A session whose own heartbeat is fresh still dies with its gateway. */
+	assert_int_equal(rs_store_heartbeat(st, "gw-a", T0 + TTL, &(struct rs_session_ref){ "m-1", 1, 2, false }, 1),
+			 0);
+	assert_int_equal(rs_store_gateway_register(st, "gw-a", "x:1", RS_GATEWAY_SERVING, T0 + 1000), 0);
+	assert_true(session_of(st, "m-1", T0 + TTL + 1001, &row));
+	assert_false(row.live);
+	assert_true(session_of(st, "m-1", T0 + 1000 + TTL, &row));
+	assert_true(row.live);
+	assert_int_equal(row.sandboxes, 2);
+	rs_store_close(st);
+}
+
+/* A random walk of arrivals, state changes and time, every admission
+ * checked against rs_place over the same snapshot. */
+static void test_admit_matches_rule(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store(f);
+	static const char *const gws[] = { "gw-0", "gw-1", "gw-2", "gw-3", "gw-4" };
+	const size_t n_gws = sizeof(gws) / sizeof(gws[0]);
+	uint64_t epochs[60] = { 0 };
+	struct test_rng rng;
+	int64_t now = T0;
+	size_t admitted = 0, redirected = 0, refused = 0;
+	struct snapshot_info info = { 0 };
+
+	test_rng_seed(&rng, "store admit", 42);
+	for (size_t g = 0; g < n_gws; g++)
+		register_gw(st, gws[g], RS_GATEWAY_SERVING, now);
+	for (int step = 0; step < 600; step++) {
+		/* One gateway per phase of 100 steps is down (no arrivals, no
+		 * heartbeats): it dies, its sessions stop counting, it comes back. */
+		size_t down = (size_t)(step / 100) % n_gws;
+		size_t g = (down + 1 + (size_t)test_rng_below(&rng, n_gws - 1)) % n_gws;
+		uint64_t r = test_rng_below(&rng, 100);
+
+		if (r < 70) {
+			size_t m = (size_t)test_rng_below(&rng, 60);
+			char member[32];
+			struct rs_admit a;
+			int err;
+
+			snprintf(member, sizeof(member), "member-%zu", m);
+			a = arrival(gws[g], member, ++epochs[m], test_rng_below(&rng, 4) == 0, now);
+			err = admit_checked_info(st, &a, &info);
+			if (err) {
+				assert_int_equal(err, -ENOENT);
+				refused++;
+				continue;
+			}
+			admitted++;
+			if (!a.accepted) {
+				char target[RS_ID_MAX + 1];
+
+				redirected++;
+				snprintf(target, sizeof(target), "%s", a.target_id);
+				if (test_rng_below(&rng, 2)) {
+					/* It follows the redirect, asking to stay. */
+					a = arrival(target, member, ++epochs[m], true, now + 1);
+					assert_int_equal(admit_checked_info(st, &a, &info), 0);
+					assert_true(a.accepted);
+					assert_int_equal(a.decision.reason, RS_REASON_STAY);
+				}
+			}
+		} else if (r < 75) {
+			register_gw(st, gws[g], test_rng_below(&rng, 3) == 0 ? RS_GATEWAY_DRAINING : RS_GATEWAY_SERVING,
+				    now);
+		} else if (r < 85) {
+			assert_int_equal(rs_store_heartbeat(st, gws[g], now, NULL, 0), 0);
+		} else {
+			now += (int64_t)test_rng_below(&rng, 4000);
+		}
+	}
+	printf("# store admit: %zu admitted (%zu redirected), %zu refused; snapshots: %zu with a dead gateway, "
+	       "%zu with one draining, %zu stale records\n",
+	       admitted, redirected, refused, info.dead_gateways, info.draining, info.stale);
+	assert_true(admitted > 200);
+	assert_true(redirected > 20);
+	assert_true(info.dead_gateways > 10);
+	assert_true(info.stale > 50);
+	assert_true(info.draining > 50);
+	rs_store_close(st);
+}
+
+/* Finds a member id (prefix-N) whose ring owner among ids is owner. */
+static void member_owned_by(const char *const *ids, size_t n, const char *owner, const char *prefix, char *out,
+			    size_t cap)
+{
+	struct rs_ring *ring;
+
+	assert_int_equal(rs_ring_new(ids, n, &ring), 0);
+	for (int i = 0;; i++) {
+		int g;
+
+		snprintf(out, cap, "%s-%d", prefix, i);
+		g = rs_ring_owner(ring, out);
+		assert_true(g >= 0);
+		if (strcmp(rs_ring_gateway_id(ring, (size_t)g), owner) == 0)
+			break;
+	}
+	rs_ring_free(ring);
+}
+
+static void test_reservation(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store(f);
+	const char *const ids[] = { "gw-a", "gw-b" };
+	struct rs_session_row row;
+	char first[32], second[32];
+	struct rs_admit a;
+
+	register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
+	register_gw(st, "gw-b", RS_GATEWAY_SERVING, T0);
+	/* gw-a holds one.  A member owned by gw-a arriving there finds N = 2,
+	 * cap 1, gw-a full: it is redirected to gw-b, which gets a reservation. */
+	a = arrival("gw-a", "holder", 1, true, T0);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	member_owned_by(ids, 2, "gw-a", "first", first, sizeof(first));
+	a = arrival("gw-a", first, 1, false, T0 + 10);
+	assert_int_equal(admit_checked(st, &a), 0);
+	assert_false(a.accepted);
+	assert_string_equal(a.target_id, "gw-b");
+	assert_string_equal(a.target_peer, "10.0.0.102:7443");
+	assert_int_equal(a.decision.reason, RS_REASON_PLACED);
+	assert_int_equal(a.decision.cap, 1);
+	assert_true(session_of(st, first, T0 + 10, &row));
+	assert_int_equal(row.state, RS_SESSION_PENDING);
+	assert_string_equal(row.gateway_id, "gw-b");
+	assert_int_equal(row.expires_ms, T0 + 10 + RESERVATION);
+	assert_true(row.live);
+	assert_int_equal(row.epoch, 1);
+	assert_int_equal(row.sandboxes, 3);
+	assert_string_equal(row.instance_id, "inst-1");
+	assert_string_equal(row.source, "10.1.0.9:40000");
+	assert_int_equal(load_of(st, "gw-b", T0 + 10), 1);
+
+	/* A concurrent arrival counts the reservation: N = 3, cap 2, and
+	 * whichever gateway it is owned by has room (1 < 2). */
+	member_owned_by(ids, 2, "gw-b", "second", second, sizeof(second));
+	a = arrival("gw-a", second, 1, false, T0 + 20);
+	assert_int_equal(admit_checked(st, &a), 0);
+	assert_int_equal(a.decision.cap, 2);
+	assert_string_equal(a.target_id, "gw-b");
+	assert_int_equal(load_of(st, "gw-b", T0 + 20), 2);
+
+	/* The reservation lapses at its end: still counted at expires, not after. */
+	assert_int_equal(rs_store_heartbeat(st, "gw-b", T0 + 10 + RESERVATION, NULL, 0), 0);
+	assert_int_equal(load_of(st, "gw-b", T0 + 10 + RESERVATION), 2);
+	assert_int_equal(load_of(st, "gw-b", T0 + 10 + RESERVATION + 1), 1);
+	assert_true(session_of(st, first, T0 + 10 + RESERVATION + 1, &row));
+	assert_false(row.live);
+	assert_int_equal(load_of(st, "gw-b", T0 + 20 + RESERVATION + 1), 0);
+
+	/* The redirected member arrives where it was sent, asking to stay:
+	 * its reservation is its stale record, so the load is unchanged. */
+	a = arrival("gw-b", second, 2, true, T0 + 30);
+	assert_int_equal(admit_checked(st, &a), 0);
+	assert_true(a.accepted);
+	assert_int_equal(a.decision.reason, RS_REASON_STAY);
+	assert_int_equal(load_of(st, "gw-b", T0 + 30), 2);
+	assert_true(session_of(st, second, T0 + 30, &row));
+	assert_int_equal(row.state, RS_SESSION_ACTIVE);
+	assert_int_equal(row.expires_ms, T0 + 30 + TTL);
+	rs_store_close(st);
+}
+
+static void test_stale_record_excluded(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store(f);
+	const char *const ids[] = { "gw-a", "gw-b" };
+	char member[32];
+	struct rs_admit a;
+
+	register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
+	register_gw(st, "gw-b", RS_GATEWAY_SERVING, T0);
+	/* member sits on gw-a though gw-b owns it; gw-b holds another. */
+	member_owned_by(ids, 2, "gw-b", "m", member, sizeof(member));
+	a = arrival("gw-a", member, 1, true, T0);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	a = arrival("gw-b", "other", 1, true, T0);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+
+	/* It reconnects to gw-a (full at cap 1) without asking to stay.  Counting
+	 * its old row would make N = 3, cap 2, and send it to gw-b (its owner,
+	 * 1 < 2); without it N = 2, cap 1, gw-b is full and gw-a has room. */
+	a = arrival("gw-a", member, 2, false, T0 + 100);
+	assert_int_equal(admit_checked(st, &a), 0);
+	assert_true(a.accepted);
+	assert_int_equal(a.decision.reason, RS_REASON_PLACED);
+	assert_int_equal(a.decision.cap, 1);
+	assert_int_equal(load_of(st, "gw-a", T0 + 100), 1);
+	assert_int_equal(load_of(st, "gw-b", T0 + 100), 1);
+
+	/* Once its old row is dead it is no stale record: a fresh arrival. */
+	assert_int_equal(rs_store_heartbeat(st, "gw-b", T0 + 100 + TTL + 1, &(struct rs_session_ref){ "other", 1, 1, false },
+					    1),
+			 0);
+	a = arrival("gw-b", member, 3, false, T0 + 100 + TTL + 1);
+	assert_int_equal(admit_checked(st, &a), 0);
+	rs_store_close(st);
+}
+
+static void test_stay(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store(f);
+	struct rs_admit a;
+	char member[32];
+
+	register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
+	register_gw(st, "gw-b", RS_GATEWAY_SERVING, T0);
+	/* Stay is honored over cap: five on gw-a, none on gw-b. */
+	for (int i = 0; i < 5; i++) {
+		snprintf(member, sizeof(member), "m-%d", i);
+		a = arrival("gw-a", member, 1, true, T0);
+		assert_int_equal(admit_checked(st, &a), 0);
+		assert_true(a.accepted);
+		assert_int_equal(a.decision.reason, RS_REASON_STAY);
+	}
+	assert_int_equal(load_of(st, "gw-a", T0), 5);
+
+	/* Refused when the deciding gateway drains: placed elsewhere. */
+	register_gw(st, "gw-a", RS_GATEWAY_DRAINING, T0 + 1);
+	a = arrival("gw-a", "m-new", 1, true, T0 + 2);
+	assert_int_equal(admit_checked(st, &a), 0);
+	assert_false(a.accepted);
+	assert_string_equal(a.target_id, "gw-b");
+	assert_int_equal(a.decision.reason, RS_REASON_PLACED);
+
+	/* Nobody takes anyone: -ENOENT, nothing written. */
+	register_gw(st, "gw-b", RS_GATEWAY_DRAINING, T0 + 3);
+	a = arrival("gw-a", "m-none", 1, true, T0 + 4);
+	assert_int_equal(rs_store_admit(st, &a), -ENOENT);
+	assert_false(a.accepted);
+	struct rs_session_row row;
+
+	assert_false(session_of(st, "m-none", T0 + 4, &row));
+
+	/* An unregistered deciding gateway: -ENOENT. */
+	a = arrival("gw-x", "m-x", 1, false, T0 + 4);
+	assert_int_equal(rs_store_admit(st, &a), -ENOENT);
+	rs_store_close(st);
+}
+
+static void test_epochs(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store(f);
+	struct rs_session_row row;
+	struct rs_admit a;
+
+	register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
+	register_gw(st, "gw-b", RS_GATEWAY_SERVING, T0);
+	a = arrival("gw-a", "m", 5, true, T0);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+
+	/* An older epoch is superseded; nothing written. */
+	a = arrival("gw-b", "m", 4, true, T0 + 1);
+	assert_int_equal(rs_store_admit(st, &a), -ESTALE);
+	assert_false(a.accepted);
+	assert_true(session_of(st, "m", T0 + 1, &row));
+	assert_int_equal(row.epoch, 5);
+	assert_string_equal(row.gateway_id, "gw-a");
+	/* The same epoch active on another gateway is superseded too ... */
+	a = arrival("gw-b", "m", 5, true, T0 + 1);
+	assert_int_equal(rs_store_admit(st, &a), -ESTALE);
+	/* ... and re-decided where it is. */
+	a = arrival("gw-a", "m", 5, true, T0 + 2);
+	assert_int_equal(admit_checked(st, &a), 0);
+	assert_true(a.accepted);
+	assert_int_equal(load_of(st, "gw-a", T0 + 2), 1);
+
+	/* Epochs are stored as signed 64-bit: the largest one is kept exactly. */
+	a = arrival("gw-a", "m", (uint64_t)INT64_MAX, true, T0 + 3);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_true(session_of(st, "m", T0 + 3, &row));
+	assert_true(row.epoch == (uint64_t)INT64_MAX);
+	a = arrival("gw-a", "m", (uint64_t)INT64_MAX + 1, true, T0 + 4);
+	assert_int_equal(rs_store_admit(st, &a), -EINVAL);
+	a = arrival("gw-a", "", 1, true, T0 + 4);
+	assert_int_equal(rs_store_admit(st, &a), -EINVAL);
+	a = arrival("gw-a", "m2", 1, true, T0 + 4);
+	a.instance_id = "i-000000000000000000000000000000000000000000000000000000000000000000000";
+	assert_int_equal(rs_store_admit(st, &a), -EINVAL);
+	assert_int_equal(rs_store_admit(st, NULL), -EINVAL);
+	rs_store_close(st);
+}
+
+static void test_heartbeat(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store(f);
+	struct rs_session_row row;
+	struct rs_admit a;
+
+	register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
+	register_gw(st, "gw-b", RS_GATEWAY_SERVING, T0);
+	a = arrival("gw-a", "m", 1, true, T0);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	a = arrival("gw-a", "n", 1, true, T0);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	/* m reconnects to gw-b with a newer epoch. */
+	a = arrival("gw-b", "m", 2, true, T0 + 100);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_true(a.accepted);
+
+	struct rs_session_ref refs[] = {
+		{ .member_id = "m", .epoch = 1, .sandboxes = 9 },
+		{ .member_id = "n", .epoch = 1, .sandboxes = 7 },
+		{ .member_id = "gone", .epoch = 1, .sandboxes = 1 },
+	};
+
+	assert_int_equal(rs_store_heartbeat(st, "gw-a", T0 + 1000, refs, 3), 0);
+	assert_true(refs[0].superseded);
+	assert_false(refs[1].superseded);
+	assert_true(refs[2].superseded);
+	assert_true(session_of(st, "n", T0 + 1000, &row));
+	assert_int_equal(row.sandboxes, 7);
+	assert_int_equal(row.heartbeat_ms, T0 + 1000);
+	assert_int_equal(row.expires_ms, T0 + 1000 + TTL);
+	assert_int_equal(row.state, RS_SESSION_ACTIVE);
+	assert_true(session_of(st, "m", T0 + 1000, &row));
+	assert_int_equal(row.epoch, 2);
+	assert_string_equal(row.gateway_id, "gw-b");
+	assert_int_equal(row.sandboxes, 3);
+
+	/* The refresh keeps n alive past its admission's TTL. */
+	assert_true(session_of(st, "n", T0 + 1000 + TTL, &row));
+	assert_true(row.live);
+
+	/* A gateway with no row: -ENOENT, refs untouched by a decision. */
+	refs[1].superseded = true;
+	assert_int_equal(rs_store_heartbeat(st, "gw-x", T0, refs, 3), -ENOENT);
+	assert_false(refs[1].superseded);
+	assert_int_equal(rs_store_heartbeat(st, "gw-a", T0, NULL, 1), -EINVAL);
+	refs[0].epoch = (uint64_t)INT64_MAX + 1;
+	assert_int_equal(rs_store_heartbeat(st, "gw-a", T0, refs, 1), -EINVAL);
+
+	/* Sandbox counts follow the (gateway, epoch) the row still has. */
+	assert_int_equal(rs_store_session_sandboxes(st, "gw-b", "m", 2, 42), 0);
+	assert_true(session_of(st, "m", T0 + 1000, &row));
+	assert_int_equal(row.sandboxes, 42);
+	assert_int_equal(rs_store_session_sandboxes(st, "gw-a", "m", 1, 1), -ESTALE);
+	assert_int_equal(rs_store_session_sandboxes(st, "gw-b", "m", 1, 1), -ESTALE);
+	assert_int_equal(rs_store_session_sandboxes(st, "gw-b", "nobody", 1, 1), -ESTALE);
+	rs_store_close(st);
+}
+
+static void test_session_end(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store(f);
+	struct rs_session_row row;
+	struct rs_admit a;
+
+	register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
+	register_gw(st, "gw-b", RS_GATEWAY_SERVING, T0);
+	a = arrival("gw-a", "m", 3, true, T0);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	/* Another epoch or gateway: the row has moved on; nothing deleted. */
+	assert_int_equal(rs_store_session_end(st, "gw-a", "m", 2), 0);
+	assert_int_equal(rs_store_session_end(st, "gw-b", "m", 3), 0);
+	assert_true(session_of(st, "m", T0, &row));
+	assert_int_equal(rs_store_session_end(st, "gw-a", "m", 3), 0);
+	assert_false(session_of(st, "m", T0, &row));
+	assert_int_equal(rs_store_session_end(st, "gw-a", "m", 3), 0);
+	assert_int_equal(load_of(st, "gw-a", T0), 0);
+	assert_int_equal(rs_store_session_end(st, "gw-a", "", 3), -EINVAL);
+	rs_store_close(st);
+}
+
+/* Admits member at gateway gw through st and, if redirected, at the target
+ * with STAY (a newer epoch): what a supervisor does. */
+static int admit_and_follow(struct rs_store *st, const char *gw, const char *member, int64_t now)
+{
+	struct rs_admit a = arrival(gw, member, 1, false, now);
+	char target[RS_ID_MAX + 1];
+	int err = rs_store_admit(st, &a);
+
+	if (err || a.accepted)
+		return err;
+	snprintf(target, sizeof(target), "%s", a.target_id);
+	a = arrival(target, member, 2, true, now);
+	err = rs_store_admit(st, &a);
+	if (!err && !a.accepted)
+		return -EPROTO;
+	return err;
+}
+
+static const char *const four[] = { "gw-0", "gw-1", "gw-2", "gw-3" };
+
+static void test_two_handles(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *h[2] = { open_store(f), open_store(f) };
+	struct rs_gateway_row *rows;
+	size_t n;
+
+	for (size_t g = 0; g < 4; g++)
+		register_gw(h[g % 2], four[g], RS_GATEWAY_SERVING, T0);
+	for (int i = 0; i < 40; i++) {
+		char member[32];
+
+		snprintf(member, sizeof(member), "member-%d", i);
+		assert_int_equal(admit_and_follow(h[i % 2], four[(i / 2) % 4], member, T0 + i), 0);
+	}
+	assert_int_equal(rs_store_list_gateways(h[0], T0 + 40, false, &rows, &n), 0);
+	assert_int_equal(n, 4);
+	for (size_t g = 0; g < n; g++)
+		assert_int_equal(rows[g].supervisors, 10);
+	free(rows);
+	rs_store_close(h[0]);
+	rs_store_close(h[1]);
+}
+
+static int64_t monotonic_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Every committed state of serialized bounded-load admissions has each
+ * gateway at or below ceil(N / G).  Returns 0 or -ERANGE. */
+static int check_bounded(struct rs_store *st, int64_t now)
+{
+	struct rs_gateway_row *rows;
+	uint64_t total = 0;
+	uint32_t most = 0;
+	size_t n;
+	int err = rs_store_list_gateways(st, now, false, &rows, &n);
+
+	if (err)
+		return err;
+	for (size_t g = 0; g < n; g++) {
+		total += rows[g].supervisors;
+		most = rows[g].supervisors > most ? rows[g].supervisors : most;
+	}
+	free(rows);
+	return most <= rs_cap(total, (uint32_t)n) ? 0 : -ERANGE;
+}
+
+static void test_two_processes(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store(f);
+	struct rs_gateway_row *rows;
+	int64_t spans[2][2];
+	int start[2], report[2];
+	uint32_t total = 0;
+	pid_t pids[2];
+	size_t n;
+
+	for (size_t g = 0; g < 4; g++)
+		register_gw(st, four[g], RS_GATEWAY_SERVING, T0);
+	/* No SQLite connection may cross a fork: each child opens its own. */
+	rs_store_close(st);
+	assert_int_equal(pipe(start), 0);
+	assert_int_equal(pipe(report), 0);
+	fflush(NULL);
+	for (int p = 0; p < 2; p++) {
+		pids[p] = fork();
+		assert_true(pids[p] >= 0);
+		if (pids[p] == 0) {
+			const struct rs_store_options opt = { .ttl_ms = TTL, .busy_timeout_ms = 20000 };
+			struct rs_store *mine = NULL;
+			int64_t span[3] = { p };
+			char go;
+			int err;
+
+			close(start[1]);
+			err = rs_store_open(f->url, &opt, &mine);
+			/* Both start together: the parent closes the pipe. */
+			if (read(start[0], &go, 1) != 0)
+				_exit(2);
+			span[1] = monotonic_us();
+			for (int i = 0; !err && i < 100; i++) {
+				char member[32];
+
+				snprintf(member, sizeof(member), "p%d-member-%d", p, i);
+				err = admit_and_follow(mine, four[(i + p) % 4], member, T0 + 1000);
+				if (!err)
+					err = check_bounded(mine, T0 + 1000);
+			}
+			span[2] = monotonic_us();
+			rs_store_close(mine);
+			if (write(report[1], span, sizeof(span)) != (ssize_t)sizeof(span))
+				_exit(3);
+			_exit(err ? 100 - err : 0);
+		}
+	}
+	close(start[0]);
+	close(start[1]);
+	close(report[1]);
+	for (int p = 0; p < 2; p++) {
+		int64_t span[3];
+
+		assert_int_equal(read(report[0], span, sizeof(span)), (ssize_t)sizeof(span));
+		assert_true(span[0] == 0 || span[0] == 1);
+		spans[span[0]][0] = span[1];
+		spans[span[0]][1] = span[2];
+	}
+	close(report[0]);
+	for (int p = 0; p < 2; p++) {
+		int status;
+
+		assert_int_equal(waitpid(pids[p], &status, 0), pids[p]);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+	printf("# two processes: %lld us and %lld us, overlapping %lld us\n",
+	       (long long)(spans[0][1] - spans[0][0]), (long long)(spans[1][1] - spans[1][0]),
+	       (long long)((spans[0][1] < spans[1][1] ? spans[0][1] : spans[1][1]) -
+			   (spans[0][0] > spans[1][0] ? spans[0][0] : spans[1][0])));
+	st = open_store(f);
+	assert_int_equal(rs_store_list_gateways(st, T0 + 1000, false, &rows, &n), 0);
+	assert_int_equal(n, 4);
+	for (size_t g = 0; g < n; g++) {
+		assert_true(rows[g].supervisors <= 50);
+		total += rows[g].supervisors;
+	}
+	assert_int_equal(total, 200);
+	free(rows);
+	rs_store_close(st);
+}
+
+static void test_busy(void **state)
+{
+	struct fixture *f = *state;
+	const struct rs_store_options opt = { .busy_timeout_ms = 100 };
+	struct rs_store *st = NULL;
+	struct rs_gateway_row *rows;
+	struct rs_admit a;
+	sqlite3 *db;
+	size_t n;
+
+	assert_int_equal(rs_store_open(f->url, &opt, &st), 0);
+	register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
+	/* Another writer holds the lock past our timeout. */
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	a = arrival("gw-a", "m", 1, true, T0);
+	assert_int_equal(rs_store_admit(st, &a), -EBUSY);
+	assert_int_equal(rs_store_gateway_register(st, "gw-a", "x:1", RS_GATEWAY_SERVING, T0), -EBUSY);
+	/* Readers are not blocked (WAL). */
+	assert_int_equal(rs_store_list_gateways(st, T0, false, &rows, &n), 0);
+	assert_int_equal(n, 1);
+	free(rows);
+	assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	rs_store_close(st);
+}
+
+static void test_dead_store(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = (struct rs_store *)&st;
+	char url[256], path[200];
+	pid_t pid;
+	int status, fd;
+
+	/* The directory is not created for the caller. */
+	snprintf(url, sizeof(url), "sqlite:%s/missing/ringsteer.db", f->dir);
+	assert_int_equal(rs_store_open(url, NULL, &st), -EIO);
+	assert_null(st);
+	/* A parent that is a file. */
+	snprintf(path, sizeof(path), "%s/file", f->dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "not a database, not at all: just some text here", 48), 48);
+	close(fd);
+	snprintf(url, sizeof(url), "sqlite:%s/file/ringsteer.db", f->dir);
+	assert_int_equal(rs_store_open(url, NULL, &st), -EIO);
+	/* A file that is not a database. */
+	snprintf(url, sizeof(url), "sqlite:%s/file", f->dir);
+	assert_int_equal(rs_store_open(url, NULL, &st), -EIO);
+
+	/* A directory without permission, as an unprivileged user (dropping
+	 * to nobody when the tests run as root, who ignores permissions). */
+	snprintf(path, sizeof(path), "%s/locked", f->dir);
+	assert_int_equal(mkdir(path, 0000), 0);
+	snprintf(url, sizeof(url), "sqlite:%s/locked/ringsteer.db", f->dir);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rs_store *child = NULL;
+		int err;
+
+		if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+			_exit(3);
+		err = rs_store_open(url, NULL, &child);
+		rs_store_close(child);
+		_exit(err == -EIO ? 0 : 4);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* Rows another tool wrote wrongly are -EIO for every reader, never copied
+ * past their arrays. */
+static void test_corrupt_rows(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const corruptions[] = {
+		"UPDATE gateways SET id = printf('%.300c', 'g') WHERE id = 'gw-b'",
+		"UPDATE gateways SET peer = printf('%.65c', '1') WHERE id = 'gw-b'",
+		"UPDATE gateways SET state = 7 WHERE id = 'gw-b'",
+		"UPDATE gateways SET heartbeat_ms = 'soon' WHERE id = 'gw-b'",
+		"UPDATE gateways SET peer = CAST(x'31003a31' AS TEXT) WHERE id = 'gw-b'",
+		"UPDATE sessions SET epoch = -1",
+		"UPDATE sessions SET sandboxes = 4294967296",
+		"UPDATE sessions SET instance_id = printf('%.65c', 'i')",
+		"UPDATE sessions SET source = NULL",
+		"UPDATE sessions SET member_id = ''",
+		"UPDATE sessions SET state = 2",
+		"UPDATE sessions SET expires_ms = 1.5",
+		"UPDATE sessions SET gateway_id = x'6777'",
+	};
+
+	for (size_t i = 0; i < sizeof(corruptions) / sizeof(corruptions[0]); i++) {
+		struct rs_store *st;
+		struct rs_gateway_row *gws = NULL;
+		struct rs_session_row *sessions = NULL;
+		struct rs_admit a;
+		size_t n = 9;
+		bool gateway = strncmp(corruptions[i], "UPDATE gateways", 15) == 0;
+
+		raw_sql(f, "DROP TABLE IF EXISTS sessions; DROP TABLE IF EXISTS gateways;"
+			   " DROP TABLE IF EXISTS schema_version");
+		st = open_store(f);
+		register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
+		register_gw(st, "gw-b", RS_GATEWAY_SERVING, T0);
+		a = arrival("gw-b", "m", 1, true, T0);
+		assert_int_equal(rs_store_admit(st, &a), 0);
+		/* SQLite's NOT NULL refuses the NULL: the schema guards too. */
+		if (strstr(corruptions[i], "NULL")) {
+			sqlite3 *db;
+
+			assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+			assert_int_not_equal(sqlite3_exec(db, corruptions[i], NULL, NULL, NULL), SQLITE_OK);
+			sqlite3_close(db);
+			rs_store_close(st);
+			continue;
+		}
+		raw_sql(f, corruptions[i]);
+		if (gateway) {
+			assert_int_equal(rs_store_list_gateways(st, T0, true, &gws, &n), -EIO);
+			assert_null(gws);
+			assert_int_equal(n, 0);
+			a = arrival("gw-a", "m2", 1, false, T0);
+			assert_int_equal(rs_store_admit(st, &a), -EIO);
+		} else {
+			assert_int_equal(rs_store_list_sessions(st, T0, true, &sessions, &n), -EIO);
+			assert_null(sessions);
+			/* m's own row is read unless the corruption renamed it. */
+			a = arrival("gw-a", "m", 2, false, T0);
+			if (!strstr(corruptions[i], "member_id"))
+				assert_int_equal(rs_store_admit(st, &a), -EIO);
+		}
+		rs_store_close(st);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_urls, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_schema_and_reopen, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_register_and_list, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_ttl_expiry, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_admit_matches_rule, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_reservation, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_stale_record_excluded, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_stay, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_epochs, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_heartbeat, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_session_end, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_two_handles, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_two_processes, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_busy, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_dead_store, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_corrupt_rows, make_dir, remove_dir),
+	};
+
+	return cmocka_run_group_tests_name("store", tests, NULL, NULL);
+}

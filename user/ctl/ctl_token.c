@@ -1,0 +1,181 @@
+/* ctl_token.c - `ringsteerctl token`: mints a supervisor token from the
+ * cluster secret file, or checks one.
+ *
+ *   token --secret FILE --member ID --ttl SECONDS   prints the token
+ *   token --secret FILE --member ID --verify TOKEN  prints "ok expiry=N"
+ *
+ * The secret is only ever read from a file (never argv, where ps shows it)
+ * and is wiped before exit.  Exit status: 0 success (a valid token), 1 a
+ * runtime failure or an invalid token (with the reason), 2 bad arguments
+ * (one line on stderr). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/crypto.h>
+
+#include "ctl.h"
+#include "ctl_args.h"
+#include "ringsteer/proto.h"
+#include "ringsteer/token.h"
+
+static const char token_usage[] =
+	"usage: ringsteerctl token --secret FILE --member ID --ttl SECONDS\n"
+	"       ringsteerctl token --secret FILE --member ID --verify TOKEN\n"
+	"\n"
+	"The first form prints a token for supervisor ID that expires SECONDS\n"
+	"(at least 1) from now.  The second checks TOKEN for ID now and prints\n"
+	"\"ok expiry=N\" (exit 0) or why it is not valid (exit 1).\n"
+	"FILE holds the cluster secret: 16 to 4096 bytes, one trailing newline\n"
+	"ignored.\n";
+
+/* Parses a decimal 1..UINT64_MAX with nothing around it.  Returns 0 or -EINVAL. */
+static int parse_ttl(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v == 0)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int now_seconds(uint64_t *now)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
+		return -errno;
+	if (ts.tv_sec < 0)
+		return -ERANGE;
+	*now = (uint64_t)ts.tv_sec;
+	return 0;
+}
+
+/* Prints the verdict on token; returns the exit status (0 valid, 1 not). */
+static int verify_and_print(const struct rs_secret *secret, const char *token, const char *member,
+			    uint64_t now)
+{
+	uint64_t expiry = 0;
+	int err = rs_token_verify(secret, token, member, now, &expiry);
+
+	switch (err) {
+	case 0:
+		printf("ok expiry=%llu\n", (unsigned long long)expiry);
+		return 0;
+	case -EKEYEXPIRED:
+		printf("expired expiry=%llu now=%llu\n", (unsigned long long)expiry,
+		       (unsigned long long)now);
+		return 1;
+	case -EACCES:
+		puts("invalid: wrong mac or another member's token");
+		return 1;
+	case -EINVAL:
+		puts("invalid: malformed token");
+		return 1;
+	default:
+		fprintf(stderr, "ringsteerctl token: %s\n", strerror(-err));
+		return 1;
+	}
+}
+
+int ctl_token(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "secret", required_argument, NULL, 's' },
+		{ "member", required_argument, NULL, 'm' },
+		{ "ttl", required_argument, NULL, 't' },
+		{ "verify", required_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct rs_secret secret = { .len = 0 };
+	const char *secret_path = NULL, *member = NULL, *ttl_arg = NULL, *verify = NULL;
+	char token[RS_TOKEN_MAX + 1];
+	uint64_t ttl = 0, now = 0;
+	int c, err = 0, rc = 1;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":s:m:t:v:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			secret_path = optarg;
+			break;
+		case 'm':
+			member = optarg;
+			break;
+		case 't':
+			ttl_arg = optarg;
+			break;
+		case 'v':
+			verify = optarg;
+			break;
+		case 'h':
+			fputs(token_usage, stdout);
+			return 0;
+		case ':':
+			return ctl_usage_error("token", "option %s needs a value", argv[optind - 1]);
+		default:
+			return ctl_usage_error("token", "unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return ctl_usage_error("token", "unexpected argument '%s'", argv[optind]);
+	if (!secret_path)
+		return ctl_usage_error("token", "--secret FILE is required");
+	if (!member)
+		return ctl_usage_error("token", "--member ID is required");
+	if (!ttl_arg == !verify)
+		return ctl_usage_error("token", "give exactly one of --ttl SECONDS and --verify TOKEN");
+	if (ctl_check_member("token", member))
+		return 2;
+	if (!rs_proto_member_id_ok(member))
+		return ctl_usage_error("token", "member id '%s' must be [a-z0-9.-] only", member);
+	if (ttl_arg && parse_ttl(ttl_arg, &ttl) != 0)
+		return ctl_usage_error("token", "--ttl: '%s' is not a number of seconds >= 1", ttl_arg);
+
+	err = now_seconds(&now);
+	if (err)
+		goto cleanup;
+	if (ttl > UINT64_MAX - now)
+		return ctl_usage_error("token", "--ttl: %s is too large", ttl_arg);
+	err = rs_secret_load(secret_path, &secret);
+	if (err == -EINVAL) {
+		fprintf(stderr, "ringsteerctl token: %s: a secret must be %d to %d bytes\n", secret_path,
+			RS_SECRET_MIN, RS_SECRET_MAX);
+		err = 0;
+		goto cleanup;
+	}
+	if (err) {
+		fprintf(stderr, "ringsteerctl token: %s: %s\n", secret_path, strerror(-err));
+		err = 0;
+		goto cleanup;
+	}
+	if (verify) {
+		rc = verify_and_print(&secret, verify, member, now);
+		goto cleanup;
+	}
+	err = rs_token_mint(&secret, member, now + ttl, token, sizeof(token));
+	if (err)
+		goto cleanup;
+	if (puts(token) == EOF || fflush(stdout) != 0) {
+		err = -EIO;
+		goto cleanup;
+	}
+	rc = 0;
+cleanup:
+	if (rc == 1 && err)
+		fprintf(stderr, "ringsteerctl token: %s\n", strerror(-err));
+	OPENSSL_cleanse(&secret, sizeof(secret));
+	return rc;
+}

@@ -1,0 +1,454 @@
+/* conn.c - one supervisor connection at the gateway: the HELLO deadline,
+ * token check, the placement transaction, then heartbeats, sandbox counts,
+ * token refresh and departure.  Bad input is answered (REJECT where the
+ * protocol allows, else a close), logged and counted, and touches nothing
+ * but its own connection.  Input per connection is bounded by the read
+ * watermark, so a read callback handles a bounded number of frames. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+
+#include "gateway.h"
+#include "ringsteer/endpoint.h"
+#include "ringsteer/logfmt.h"
+#include "ringsteer/proto_event.h"
+
+enum conn_state {
+	CONN_HELLO,    /* waiting for HELLO (deadline running) */
+	CONN_ATTACHED, /* accepted here */
+	CONN_CLOSING,  /* flushing a last frame, then freed */
+};
+
+struct gw_conn {
+	struct gateway *gw;
+	struct gw_conn *prev, *next;
+	struct bufferevent *bev;
+	struct event *timer; /* HELLO deadline, then the deferred close */
+	enum conn_state state;
+	char source[RS_ENDPOINT_MAX + 1];
+	char member_id[RS_ID_MAX + 1];
+	uint64_t epoch;
+	uint32_t sandboxes;
+	bool attached_once; /* counted in n_attached; owes a session_end */
+};
+
+int64_t gw_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void conn_free(struct gw_conn *c)
+{
+	struct gateway *gw = c->gw;
+
+	if (c->attached_once) {
+		int err = rs_store_session_end(gw->store, gw->cfg.id, c->member_id, c->epoch);
+
+		if (err) {
+			gw->counters.store_errors++;
+			rs_log(stderr, "warn", gw->who, "event", "store_error", "op", "session_end", "member",
+			       c->member_id, "error", strerror(-err), NULL);
+		}
+		gw->n_attached--;
+	}
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		gw->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	if (c->timer)
+		event_free(c->timer);
+	bufferevent_free(c->bev);
+	free(c);
+}
+
+static void write_done(struct bufferevent *bev, void *arg)
+{
+	struct gw_conn *c = arg;
+
+	(void)bev;
+	if (c->state == CONN_CLOSING)
+		conn_free(c);
+}
+
+/* Stops reading and frees c once its output is flushed, never before
+ * returning: callers up the stack still hold c. */
+static void conn_close_after_flush(struct gw_conn *c)
+{
+	static const struct timeval now = { 0, 0 };
+
+	c->state = CONN_CLOSING;
+	bufferevent_disable(c->bev, EV_READ);
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+		evtimer_add(c->timer, &now);
+}
+
+static void send_frame(struct gw_conn *c, const struct rs_frame *f)
+{
+	if (rs_proto_write(bufferevent_get_output(c->bev), f) != 0)
+		rs_log(stderr, "error", c->gw->who, "event", "encode_failed", "type", rs_frame_type_name(f->type),
+		       "member", c->member_id, NULL);
+}
+
+static void conn_reject(struct gw_conn *c, enum gw_reject why, uint16_t code, const char *text)
+{
+	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_REJECT };
+
+	c->gw->counters.rejects[why]++;
+	rs_log(stderr, "warn", c->gw->who, "event", "reject", "reason", gw_reject_label(why), "source", c->source,
+	       "member", c->member_id, "detail", text, NULL);
+	f.u.reject.code = code;
+	snprintf(f.u.reject.text, sizeof(f.u.reject.text), "%s", text);
+	send_frame(c, &f);
+	conn_close_after_flush(c);
+}
+
+static void conn_goodbye(struct gw_conn *c, uint8_t reason, const char *text)
+{
+	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_GOODBYE };
+
+	f.u.goodbye.reason = reason;
+	snprintf(f.u.goodbye.text, sizeof(f.u.goodbye.text), "%s", text);
+	send_frame(c, &f);
+	conn_close_after_flush(c);
+}
+
+/* Closes other attached connections of the same member with an older
+ * epoch: this gateway sees the newer one first-hand. */
+static void supersede_local(struct gw_conn *fresh)
+{
+	struct gw_conn *c = fresh->gw->conns, *next;
+
+	for (; c; c = next) {
+		next = c->next;
+		if (c != fresh && c->state == CONN_ATTACHED && c->epoch < fresh->epoch &&
+		    strcmp(c->member_id, fresh->member_id) == 0) {
+			fresh->gw->counters.superseded_closed++;
+			rs_log(stderr, "info", c->gw->who, "event", "superseded", "member", c->member_id, NULL);
+			conn_goodbye(c, RS_GOODBYE_SUPERSEDED, "a newer connection of this member took over");
+		}
+	}
+}
+
+static void log_decision(struct gw_conn *c, const struct rs_admit *a, bool stay_asked)
+{
+	char epoch[24], cap[16];
+
+	snprintf(epoch, sizeof(epoch), "%llu", (unsigned long long)a->epoch);
+	snprintf(cap, sizeof(cap), "%u", a->decision.cap);
+	rs_log(stderr, "info", c->gw->who, "event", "decision", "member", a->member_id, "epoch", epoch, "outcome",
+	       a->accepted ? "accept" : "redirect", "reason", rs_reason_name(a->decision.reason), "cap", cap,
+	       "target", a->accepted ? c->gw->cfg.id : a->target_id, "stay", stay_asked ? "1" : "0", "source",
+	       c->source, NULL);
+}
+
+static void on_hello(struct gw_conn *c, const struct rs_hello *h)
+{
+	struct gateway *gw = c->gw;
+	struct rs_admit a = { 0 };
+	struct rs_frame f = { .version = RS_PROTO_VERSION };
+	uint64_t expiry;
+	int err;
+
+	snprintf(c->member_id, sizeof(c->member_id), "%s", h->member_id);
+	event_del(c->timer);
+	err = rs_token_verify(&gw->secret, h->token, h->member_id, (uint64_t)(gw_now_ms() / 1000), &expiry);
+	if (err) {
+		conn_reject(c, GW_REJECT_BAD_TOKEN, RS_REJECT_BAD_TOKEN,
+			    err == -EKEYEXPIRED ? "token expired" : "token invalid for this member");
+		return;
+	}
+	a.gateway_id = gw->cfg.id;
+	a.member_id = h->member_id;
+	a.instance_id = h->instance_id;
+	a.epoch = h->epoch;
+	a.stay = (h->flags & RS_HELLO_STAY) || gw->cfg.no_placement;
+	a.sandboxes = h->sandboxes;
+	a.source = c->source;
+	a.now_ms = gw_now_ms();
+	err = rs_store_admit(gw->store, &a);
+	if (err == -ESTALE) {
+		conn_reject(c, GW_REJECT_SUPERSEDED, RS_REJECT_SUPERSEDED, "a newer epoch of this member is attached");
+		return;
+	}
+	if (err) {
+		gw->counters.store_errors++;
+		rs_log(stderr, "error", gw->who, "event", "store_error", "op", "admit", "member", h->member_id, "error",
+		       strerror(-err), NULL);
+		conn_reject(c, GW_REJECT_UNAVAILABLE, RS_REJECT_UNAVAILABLE, "placement store unavailable");
+		return;
+	}
+	log_decision(c, &a, h->flags & RS_HELLO_STAY);
+	gw->counters.owner_fallbacks += a.decision.full;
+	if (!a.accepted) {
+		gw->counters.redirects_placement++;
+		f.type = RS_FRAME_REDIRECT;
+		snprintf(f.u.redirect.gateway_id, sizeof(f.u.redirect.gateway_id), "%s", a.target_id);
+		snprintf(f.u.redirect.peer, sizeof(f.u.redirect.peer), "%s", a.target_peer);
+		f.u.redirect.reason = RS_REDIRECT_PLACEMENT;
+		send_frame(c, &f);
+		conn_close_after_flush(c);
+		return;
+	}
+	gw->counters.accepts++;
+	gw->counters.stays += a.decision.reason == RS_REASON_STAY;
+	c->state = CONN_ATTACHED;
+	c->epoch = h->epoch;
+	c->sandboxes = h->sandboxes;
+	c->attached_once = true;
+	gw->n_attached++;
+	f.type = RS_FRAME_ACCEPT;
+	snprintf(f.u.accept.gateway_id, sizeof(f.u.accept.gateway_id), "%s", gw->cfg.id);
+	snprintf(f.u.accept.peer, sizeof(f.u.accept.peer), "%s", gw->cfg.advertise_peer);
+	f.u.accept.heartbeat_ms = gw->cfg.heartbeat_ms;
+	send_frame(c, &f);
+	supersede_local(c);
+}
+
+static void on_refresh(struct gw_conn *c)
+{
+	struct gateway *gw = c->gw;
+	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_TOKEN };
+	uint64_t expiry = (uint64_t)(gw_now_ms() / 1000) + gw->cfg.token_ttl_s;
+
+	if (rs_token_mint(&gw->secret, c->member_id, expiry, f.u.token.token, sizeof(f.u.token.token)) != 0) {
+		rs_log(stderr, "error", gw->who, "event", "token_mint_failed", "member", c->member_id, NULL);
+		return;
+	}
+	f.u.token.expiry = expiry;
+	send_frame(c, &f);
+	rs_log(stderr, "info", gw->who, "event", "token_refreshed", "member", c->member_id, NULL);
+}
+
+static void on_sandboxes(struct gw_conn *c, uint32_t count)
+{
+	struct gateway *gw = c->gw;
+	char n[16];
+	int err;
+
+	c->sandboxes = count;
+	snprintf(n, sizeof(n), "%u", count);
+	rs_log(stderr, "info", gw->who, "event", "sandboxes", "member", c->member_id, "count", n, NULL);
+	err = rs_store_session_sandboxes(gw->store, gw->cfg.id, c->member_id, c->epoch, count);
+	if (err && err != -ESTALE) {
+		gw->counters.store_errors++;
+		rs_log(stderr, "warn", gw->who, "event", "store_error", "op", "sandboxes", "error", strerror(-err), NULL);
+	}
+}
+
+/* Handles one decoded frame; returns false when c was closed. */
+static bool on_frame(struct gw_conn *c, const struct rs_frame *f)
+{
+	if (c->state == CONN_HELLO) {
+		if (f->type != RS_FRAME_HELLO) {
+			conn_reject(c, GW_REJECT_BAD_FRAME, RS_REJECT_BAD_FRAME, "expected HELLO");
+			return false;
+		}
+		on_hello(c, &f->u.hello);
+		return c->state == CONN_ATTACHED;
+	}
+	switch (f->type) {
+	case RS_FRAME_HEARTBEAT:
+		return true;
+	case RS_FRAME_SANDBOXES:
+		on_sandboxes(c, f->u.sandboxes);
+		return true;
+	case RS_FRAME_REFRESH:
+		on_refresh(c);
+		return true;
+	case RS_FRAME_GOODBYE:
+		rs_log(stderr, "info", c->gw->who, "event", "goodbye", "member", c->member_id, NULL);
+		conn_close_after_flush(c);
+		return false;
+	default:
+		conn_reject(c, GW_REJECT_BAD_FRAME, RS_REJECT_BAD_FRAME, "unexpected frame");
+		return false;
+	}
+}
+
+static void on_read(struct bufferevent *bev, void *arg)
+{
+	struct gw_conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+
+	while (c->state != CONN_CLOSING) {
+		struct rs_frame f;
+		int err = rs_proto_read(in, &f);
+
+		if (err == -EAGAIN)
+			return;
+		if (err == -EPROTONOSUPPORT) {
+			conn_reject(c, GW_REJECT_BAD_VERSION, RS_REJECT_BAD_VERSION, "unsupported protocol version");
+			return;
+		}
+		if (err == -EMSGSIZE) {
+			conn_reject(c, GW_REJECT_BAD_FRAME, RS_REJECT_BAD_FRAME, "frame too large");
+			return;
+		}
+		if (err) {
+			/* A bad member id in HELLO is the decoder's -EPROTO too;
+			 * it is the same refusal on the wire. */
+			conn_reject(c, GW_REJECT_BAD_FRAME, RS_REJECT_BAD_FRAME, "malformed frame");
+			return;
+		}
+		if (!on_frame(c, &f))
+			return;
+	}
+}
+
+static void on_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct gw_conn *c = arg;
+
+	(void)bev;
+	if (what & BEV_EVENT_TIMEOUT)
+		rs_log(stderr, "info", c->gw->who, "event", "idle_timeout", "member", c->member_id, "source", c->source,
+		       NULL);
+	else if (c->state == CONN_ATTACHED)
+		rs_log(stderr, "info", c->gw->who, "event", "disconnected", "member", c->member_id, NULL);
+	conn_free(c);
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct gw_conn *c = arg;
+
+	(void)fd;
+	(void)what;
+	if (c->state == CONN_HELLO)
+		conn_reject(c, GW_REJECT_HELLO_TIMEOUT, RS_REJECT_HELLO_TIMEOUT, "no HELLO within the deadline");
+	else if (c->state == CONN_CLOSING)
+		conn_free(c);
+}
+
+void gw_conn_accept(struct evconnlistener *lst, evutil_socket_t fd, struct sockaddr *sa, int socklen, void *arg)
+{
+	struct gateway *gw = arg;
+	struct gw_conn *c = calloc(1, sizeof(*c));
+	struct timeval hello = { gw->cfg.hello_timeout_ms / 1000, (gw->cfg.hello_timeout_ms % 1000) * 1000 };
+	struct timeval idle = { 3 * gw->cfg.heartbeat_ms / 1000, (3 * gw->cfg.heartbeat_ms % 1000) * 1000 };
+
+	(void)lst;
+	(void)socklen;
+	if (!c) {
+		evutil_closesocket(fd);
+		return;
+	}
+	c->gw = gw;
+	c->state = CONN_HELLO;
+	if (rs_endpoint_format(sa, c->source, sizeof(c->source)) != 0)
+		snprintf(c->source, sizeof(c->source), "unknown");
+	c->bev = bufferevent_socket_new(gw->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->timer = evtimer_new(gw->base, on_timer, c);
+	if (!c->bev || !c->timer) {
+		if (c->bev)
+			bufferevent_free(c->bev);
+		else
+			evutil_closesocket(fd);
+		if (c->timer)
+			event_free(c->timer);
+		free(c);
+		return;
+	}
+	c->next = gw->conns;
+	if (gw->conns)
+		gw->conns->prev = c;
+	gw->conns = c;
+	/* At most one frame and a bit waits in the input buffer: a peer
+	 * cannot make us hold (or loop over) more than that. */
+	bufferevent_setwatermark(c->bev, EV_READ, 0, RS_FRAME_MAX + RS_FRAME_HEADER);
+	bufferevent_setcb(c->bev, on_read, write_done, on_event, c);
+	bufferevent_set_timeouts(c->bev, &idle, NULL);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	evtimer_add(c->timer, &hello);
+}
+
+void gw_conn_close_all(struct gateway *gw, uint8_t goodbye_reason)
+{
+	struct gw_conn *c, *next;
+
+	for (c = gw->conns; c; c = next) {
+		next = c->next;
+		if (c->state == CONN_ATTACHED) {
+			struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_GOODBYE };
+
+			f.u.goodbye.reason = goodbye_reason;
+			snprintf(f.u.goodbye.text, sizeof(f.u.goodbye.text), "gateway stopping");
+			send_frame(c, &f);
+			/* Best effort: the frame is queued; freeing now closes. */
+			bufferevent_flush(c->bev, EV_WRITE, BEV_FLUSH);
+		}
+		conn_free(c);
+	}
+}
+
+void gw_conn_heartbeat(struct gateway *gw)
+{
+	struct rs_session_ref *refs;
+	struct gw_conn **owners, *c, *next;
+	size_t n = 0;
+	int err;
+
+	refs = calloc(gw->n_attached + 1, sizeof(*refs));
+	owners = calloc(gw->n_attached + 1, sizeof(*owners));
+	if (!refs || !owners)
+		goto cleanup;
+	for (c = gw->conns; c && n < gw->n_attached; c = c->next) {
+		if (c->state != CONN_ATTACHED)
+			continue;
+		refs[n] = (struct rs_session_ref){ .member_id = c->member_id, .epoch = c->epoch,
+						   .sandboxes = c->sandboxes };
+		owners[n++] = c;
+	}
+	err = rs_store_heartbeat(gw->store, gw->cfg.id, gw_now_ms(), refs, n);
+	if (err == -ENOENT) {
+		/* Our row is gone (removed, or expired and swept): register again. */
+		err = rs_store_gateway_register(gw->store, gw->cfg.id, gw->cfg.advertise_peer, RS_GATEWAY_SERVING,
+						gw_now_ms());
+		if (!err)
+			err = rs_store_heartbeat(gw->store, gw->cfg.id, gw_now_ms(), refs, n);
+	}
+	if (err) {
+		gw->counters.store_errors++;
+		rs_log(stderr, "warn", gw->who, "event", "store_error", "op", "heartbeat", "error", strerror(-err), NULL);
+		/* Attached supervisors stay served while the store is away. */
+		for (size_t i = 0; i < n; i++)
+			refs[i].superseded = false;
+	}
+	gw->registered = gw->registered || err == 0;
+	for (size_t i = 0; i < n; i++) {
+		if (refs[i].superseded) {
+			gw->counters.superseded_closed++;
+			rs_log(stderr, "info", gw->who, "event", "superseded", "member", owners[i]->member_id, NULL);
+			conn_goodbye(owners[i], RS_GOODBYE_SUPERSEDED, "a newer connection of this member took over");
+		}
+	}
+	for (c = gw->conns; c; c = next) {
+		next = c->next;
+		if (c->state == CONN_ATTACHED)
+			send_frame(c, &(struct rs_frame){ .version = RS_PROTO_VERSION, .type = RS_FRAME_HEARTBEAT });
+	}
+cleanup:
+	free(refs);
+	free(owners);
+}
+
+void gw_conn_gauges(const struct gateway *gw, uint64_t *supervisors, uint64_t *busiest)
+{
+	*supervisors = 0;
+	*busiest = 0;
+	for (const struct gw_conn *c = gw->conns; c; c = c->next) {
+		if (c->state != CONN_ATTACHED)
+			continue;
+		(*supervisors)++;
+		if (c->sandboxes > *busiest)
+			*busiest = c->sandboxes;
+	}
+}

@@ -1,0 +1,100 @@
+/* gateway.h - the reference gateway's state, shared by its files: the
+ * configuration, the event loop and its listeners, the store, the attached
+ * connections, and the counters /metrics exports.  One gateway per process;
+ * everything hangs off the struct gateway that main() owns. */
+#ifndef RS_GATEWAY_H
+#define RS_GATEWAY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/listener.h>
+
+#include "ringsteer/proto.h"
+#include "ringsteer/store.h"
+#include "ringsteer/token.h"
+
+struct gw_config {
+	const char *id;
+	const char *listen;          /* where the Service delivers */
+	const char *peer;            /* peer endpoint: listened on */
+	const char *advertise_peer;  /* advertised in the store and ACCEPT; default peer */
+	const char *store_url;
+	const char *secret_file;
+	const char *metrics;         /* ADDR:PORT for /metrics, /readyz, /healthz, or NULL */
+	uint32_t heartbeat_ms;
+	uint32_t ttl_ms;
+	uint32_t hello_timeout_ms;
+	uint32_t reservation_ms;
+	uint32_t token_ttl_s;        /* lifetime of tokens minted on REFRESH */
+	bool no_placement;           /* accept everyone where they land (benchmarks) */
+};
+
+/* Reasons a connection is refused, as metric labels; order = enum. */
+enum gw_reject {
+	GW_REJECT_BAD_FRAME,
+	GW_REJECT_BAD_VERSION,
+	GW_REJECT_BAD_TOKEN,
+	GW_REJECT_BAD_MEMBER,
+	GW_REJECT_HELLO_TIMEOUT,
+	GW_REJECT_SUPERSEDED,
+	GW_REJECT_UNAVAILABLE,
+	GW_REJECT_LIMIT,
+	GW_REJECT_COUNT
+};
+
+struct gw_counters {
+	uint64_t accepts;             /* placements that attached here */
+	uint64_t redirects_placement; /* placements that sent the member elsewhere */
+	uint64_t redirects_drain;
+	uint64_t stays;               /* accepts honoring STAY */
+	uint64_t owner_fallbacks;
+	uint64_t rejects[GW_REJECT_COUNT];
+	uint64_t store_errors;
+	uint64_t superseded_closed;   /* attached connections closed for a newer epoch */
+};
+
+struct gw_conn;
+
+struct gateway {
+	struct gw_config cfg;
+	char who[RS_ID_MAX + 16];     /* "gateway=<id>" for log lines */
+	struct event_base *base;
+	struct rs_store *store;
+	struct rs_secret secret;
+	struct evconnlistener *listen_lst, *peer_lst;
+	struct evhttp *http;
+	struct event *heartbeat_ev, *sigterm_ev, *sigint_ev;
+	struct gw_conn *conns;        /* every open connection, doubly linked */
+	size_t n_attached;
+	bool registered;              /* the store has our row: /readyz */
+	bool stopping;
+	struct gw_counters counters;
+};
+
+/* Accepts a new connection from a listener (conn.c). */
+void gw_conn_accept(struct evconnlistener *lst, evutil_socket_t fd, struct sockaddr *sa, int socklen, void *arg);
+
+/* Frees every connection, sending GOODBYE reason first (conn.c). */
+void gw_conn_close_all(struct gateway *gw, uint8_t goodbye_reason);
+
+/* The heartbeat tick: refreshes the store, closes superseded connections,
+ * sends HEARTBEAT to every attached supervisor (conn.c). */
+void gw_conn_heartbeat(struct gateway *gw);
+
+/* Returns the number of attached supervisors and the most sandboxes one of
+ * them carries (conn.c). */
+void gw_conn_gauges(const struct gateway *gw, uint64_t *supervisors, uint64_t *busiest);
+
+/* Serves /metrics, /readyz, /healthz on cfg.metrics.  Returns 0 or -errno (metrics.c). */
+int gw_metrics_start(struct gateway *gw);
+
+/* Returns the reject reason's metric label (metrics.c). */
+const char *gw_reject_label(enum gw_reject r);
+
+/* Milliseconds since the epoch, wall clock: store rows compare across processes. */
+int64_t gw_now_ms(void);
+
+#endif

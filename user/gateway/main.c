@@ -1,0 +1,246 @@
+/* main.c - ringsteer-gateway: the reference gateway.  Parses flags, opens
+ * the store and the listeners, registers, runs the event loop; SIGTERM
+ * closes every connection with GOODBYE and removes its row (the drain
+ * handoff is built on this by the drain work). */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway.h"
+#include "ringsteer/endpoint.h"
+#include "ringsteer/logfmt.h"
+
+#include <openssl/crypto.h>
+
+static const char usage[] =
+	"usage: ringsteer-gateway --id ID --listen ADDR:PORT --peer ADDR:PORT --secret FILE [options]\n"
+	"\n"
+	"  --id ID                 gateway id on the ring ([a-z0-9.-], at most 253 bytes)\n"
+	"  --listen ADDR:PORT      where the Service delivers supervisors\n"
+	"  --peer ADDR:PORT        peer endpoint: listened on and advertised for redirects\n"
+	"  --advertise-peer A:P    advertise this peer endpoint instead of --peer\n"
+	"  --store URL             default " RS_STORE_DEFAULT_URL "\n"
+	"  --secret FILE           cluster secret for supervisor tokens\n"
+	"  --metrics ADDR:PORT     GET /metrics, /readyz, /healthz\n"
+	"  --heartbeat MS          store and supervisor heartbeat (default 5000)\n"
+	"  --ttl MS                rows older than this are dead (default 15000)\n"
+	"  --hello-timeout MS      close connections without HELLO by then (default 5000)\n"
+	"  --reservation MS        lifetime of a redirect's reservation (default 5000)\n"
+	"  --token-ttl SECONDS     lifetime of tokens renewed over REFRESH (default 3600)\n"
+	"  --no-placement          accept every supervisor where it lands (benchmarks)\n";
+
+static int parse_ms(const char *flag, const char *text, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (errno || *end || v == 0 || v > 86400000UL || *text < '0' || *text > '9') {
+		fprintf(stderr, "ringsteer-gateway: %s: expected a positive number, got '%s'\n", flag, text);
+		return -EINVAL;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_flags(int argc, char **argv, struct gw_config *cfg)
+{
+	enum { O_ADVERTISE = 256, O_HELLO, O_RESERVATION, O_TOKEN_TTL, O_NO_PLACEMENT };
+	static const struct option opts[] = {
+		{ "id", required_argument, NULL, 'i' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "peer", required_argument, NULL, 'p' },
+		{ "advertise-peer", required_argument, NULL, O_ADVERTISE },
+		{ "store", required_argument, NULL, 's' },
+		{ "secret", required_argument, NULL, 'k' },
+		{ "metrics", required_argument, NULL, 'm' },
+		{ "heartbeat", required_argument, NULL, 'b' },
+		{ "ttl", required_argument, NULL, 't' },
+		{ "hello-timeout", required_argument, NULL, O_HELLO },
+		{ "reservation", required_argument, NULL, O_RESERVATION },
+		{ "token-ttl", required_argument, NULL, O_TOKEN_TTL },
+		{ "no-placement", no_argument, NULL, O_NO_PLACEMENT },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int c;
+
+	*cfg = (struct gw_config){ .store_url = RS_STORE_DEFAULT_URL, .heartbeat_ms = 5000, .ttl_ms = 15000,
+				   .hello_timeout_ms = 5000, .reservation_ms = 5000, .token_ttl_s = 3600 };
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		int err = 0;
+
+		switch (c) {
+		case 'i': cfg->id = optarg; break;
+		case 'l': cfg->listen = optarg; break;
+		case 'p': cfg->peer = optarg; break;
+		case O_ADVERTISE: cfg->advertise_peer = optarg; break;
+		case 's': cfg->store_url = optarg; break;
+		case 'k': cfg->secret_file = optarg; break;
+		case 'm': cfg->metrics = optarg; break;
+		case 'b': err = parse_ms("--heartbeat", optarg, &cfg->heartbeat_ms); break;
+		case 't': err = parse_ms("--ttl", optarg, &cfg->ttl_ms); break;
+		case O_HELLO: err = parse_ms("--hello-timeout", optarg, &cfg->hello_timeout_ms); break;
+		case O_RESERVATION: err = parse_ms("--reservation", optarg, &cfg->reservation_ms); break;
+		case O_TOKEN_TTL: err = parse_ms("--token-ttl", optarg, &cfg->token_ttl_s); break;
+		case O_NO_PLACEMENT: cfg->no_placement = true; break;
+		case 'h': fputs(usage, stdout); exit(0);
+		case ':':
+			fprintf(stderr, "ringsteer-gateway: option %s needs a value\n", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			fprintf(stderr, "ringsteer-gateway: unknown option %s (try --help)\n", argv[optind - 1]);
+			return -EINVAL;
+		}
+		if (err)
+			return err;
+	}
+	if (optind != argc || !cfg->id || !cfg->listen || !cfg->peer || !cfg->secret_file) {
+		fprintf(stderr, "ringsteer-gateway: --id, --listen, --peer and --secret are required (try --help)\n");
+		return -EINVAL;
+	}
+	if (!rs_proto_member_id_ok(cfg->id)) {
+		fprintf(stderr, "ringsteer-gateway: --id must be 1 to %d bytes of [a-z0-9.-]\n", RS_ID_MAX);
+		return -EINVAL;
+	}
+	if (!cfg->advertise_peer)
+		cfg->advertise_peer = cfg->peer;
+	if (rs_endpoint_parse(cfg->listen, &ss, &len) || rs_endpoint_parse(cfg->peer, &ss, &len) ||
+	    rs_endpoint_parse(cfg->advertise_peer, &ss, &len) ||
+	    (cfg->metrics && rs_endpoint_parse(cfg->metrics, &ss, &len))) {
+		fprintf(stderr, "ringsteer-gateway: endpoints must be numeric ADDR:PORT ([ADDR]:PORT for IPv6)\n");
+		return -EINVAL;
+	}
+	if (strlen(cfg->advertise_peer) > RS_ENDPOINT_MAX) {
+		fprintf(stderr, "ringsteer-gateway: peer endpoint longer than %d bytes\n", RS_ENDPOINT_MAX);
+		return -EINVAL;
+	}
+	if (cfg->ttl_ms <= cfg->heartbeat_ms) {
+		fprintf(stderr, "ringsteer-gateway: --ttl must exceed --heartbeat\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static struct evconnlistener *listen_on(struct gateway *gw, const char *endpoint)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	if (rs_endpoint_parse(endpoint, &ss, &len))
+		return NULL;
+	return evconnlistener_new_bind(gw->base, gw_conn_accept, gw,
+				       LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 128,
+				       (struct sockaddr *)&ss, (int)len);
+}
+
+static void on_heartbeat(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	gw_conn_heartbeat(arg);
+}
+
+static void on_stop(evutil_socket_t sig, short what, void *arg)
+{
+	struct gateway *gw = arg;
+	int err;
+
+	(void)what;
+	if (gw->stopping)
+		return;
+	gw->stopping = true;
+	rs_log(stderr, "info", gw->who, "event", "stopping", "signal", sig == SIGTERM ? "TERM" : "INT", NULL);
+	gw_conn_close_all(gw, RS_GOODBYE_SHUTDOWN);
+	err = rs_store_gateway_remove(gw->store, gw->cfg.id);
+	if (err && err != -ENOENT)
+		rs_log(stderr, "warn", gw->who, "event", "store_error", "op", "remove", "error", strerror(-err), NULL);
+	event_base_loopexit(gw->base, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	struct gateway gw = { 0 };
+	struct rs_store_options opt = { 0 };
+	struct timeval tick;
+	int err, rc = 1;
+
+	if (parse_flags(argc, argv, &gw.cfg))
+		return 2;
+	snprintf(gw.who, sizeof(gw.who), "gateway=%s", gw.cfg.id);
+	signal(SIGPIPE, SIG_IGN);
+	err = rs_secret_load(gw.cfg.secret_file, &gw.secret);
+	if (err) {
+		rs_log(stderr, "error", gw.who, "event", "secret_failed", "file", gw.cfg.secret_file, "error",
+		       strerror(-err), NULL);
+		goto cleanup;
+	}
+	opt.ttl_ms = gw.cfg.ttl_ms;
+	opt.reservation_ms = gw.cfg.reservation_ms;
+	err = rs_store_open(gw.cfg.store_url, &opt, &gw.store);
+	if (err) {
+		rs_log(stderr, "error", gw.who, "event", "store_failed", "url", gw.cfg.store_url, "error",
+		       strerror(-err), NULL);
+		goto cleanup;
+	}
+	gw.base = event_base_new();
+	if (!gw.base)
+		goto cleanup;
+	gw.listen_lst = listen_on(&gw, gw.cfg.listen);
+	gw.peer_lst = listen_on(&gw, gw.cfg.peer);
+	if (!gw.listen_lst || !gw.peer_lst) {
+		rs_log(stderr, "error", gw.who, "event", "listen_failed", "listen", gw.cfg.listen, "peer", gw.cfg.peer,
+		       "error", strerror(errno), NULL);
+		goto cleanup;
+	}
+	err = gw_metrics_start(&gw);
+	if (err) {
+		rs_log(stderr, "error", gw.who, "event", "metrics_failed", "metrics", gw.cfg.metrics, "error",
+		       strerror(-err), NULL);
+		goto cleanup;
+	}
+	err = rs_store_gateway_register(gw.store, gw.cfg.id, gw.cfg.advertise_peer, RS_GATEWAY_SERVING, gw_now_ms());
+	if (err) {
+		gw.counters.store_errors++;
+		rs_log(stderr, "warn", gw.who, "event", "store_error", "op", "register", "error", strerror(-err), NULL);
+	}
+	gw.registered = err == 0;
+	tick.tv_sec = gw.cfg.heartbeat_ms / 1000;
+	tick.tv_usec = (gw.cfg.heartbeat_ms % 1000) * 1000;
+	gw.heartbeat_ev = event_new(gw.base, -1, EV_PERSIST, on_heartbeat, &gw);
+	gw.sigterm_ev = evsignal_new(gw.base, SIGTERM, on_stop, &gw);
+	gw.sigint_ev = evsignal_new(gw.base, SIGINT, on_stop, &gw);
+	if (!gw.heartbeat_ev || !gw.sigterm_ev || !gw.sigint_ev || event_add(gw.heartbeat_ev, &tick) ||
+	    event_add(gw.sigterm_ev, NULL) || event_add(gw.sigint_ev, NULL))
+		goto cleanup;
+	rs_log(stderr, "info", gw.who, "event", "started", "listen", gw.cfg.listen, "peer", gw.cfg.advertise_peer,
+	       "store", gw.cfg.store_url, "placement", gw.cfg.no_placement ? "off" : "on", NULL);
+	event_base_dispatch(gw.base);
+	rc = 0;
+cleanup:
+	gw_conn_close_all(&gw, RS_GOODBYE_SHUTDOWN);
+	if (gw.heartbeat_ev)
+		event_free(gw.heartbeat_ev);
+	if (gw.sigterm_ev)
+		event_free(gw.sigterm_ev);
+	if (gw.sigint_ev)
+		event_free(gw.sigint_ev);
+	if (gw.http)
+		evhttp_free(gw.http);
+	if (gw.listen_lst)
+		evconnlistener_free(gw.listen_lst);
+	if (gw.peer_lst)
+		evconnlistener_free(gw.peer_lst);
+	if (gw.base)
+		event_base_free(gw.base);
+	rs_store_close(gw.store);
+	OPENSSL_cleanse(gw.secret.key, sizeof(gw.secret.key));
+	return rc;
+}

@@ -1,0 +1,142 @@
+/* backend.h - what a store backend supplies, and all it supplies: a
+ * connection, transactions, and execution of the store's named statements.
+ *
+ * Everything above the backend (URL dispatch, options, row decoding, the
+ * placement transaction) is written once in store.c, store_rows.c and
+ * store_admit.c.  The SQL is written once too, in store_sql.c, with
+ * PostgreSQL-style $n placeholders: SQLite reads "$1" as a named parameter
+ * and the SQLite backend binds by name, libpq binds $n natively.  A new
+ * backend (PostgreSQL next) is one file implementing struct
+ * rs_store_backend and one line in store.c's backend table.
+ *
+ * Contract for every backend:
+ * - begin(RS_TXN_WRITE) serializes writers across every connection to the
+ *   same store (SQLite: BEGIN IMMEDIATE; PostgreSQL: BEGIN, then a
+ *   transaction-scoped advisory lock), waiting at most the busy timeout and
+ *   then failing with -EBUSY.  The placement transaction reads counts and
+ *   writes from them, so it relies on this.
+ * - begin(RS_TXN_READ) gives one consistent snapshot for several statements.
+ * - commit() either commits or rolls back and returns the error; rollback()
+ *   never fails (an already-aborted transaction is fine).
+ * - exec() runs one statement with exactly rs_store_stmts[stmt].n_params
+ *   parameters and calls on_row once per result row with exactly
+ *   rs_store_stmts[stmt].n_cols columns; values handed to on_row are valid
+ *   only during the call.  Integer columns arrive as RS_DB_INT, text as
+ *   RS_DB_TEXT (with its length: a corrupt row may hold a NUL or be of any
+ *   length, and the caller checks), SQL NULL as RS_DB_NULL; anything else
+ *   (a real, a blob) is passed as RS_DB_OTHER for the caller to refuse.
+ * - Errors are negative errno: -EBUSY (lock not had within the timeout),
+ *   -ENOMEM, -EIO (anything else; the backend may log nothing: the caller
+ *   decides).  A non-zero return from on_row stops the statement and is
+ *   returned as is.
+ * - A connection is used by one thread at a time. */
+#ifndef RS_STORE_BACKEND_H
+#define RS_STORE_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ringsteer/store.h"
+
+enum rs_db_type {
+	RS_DB_NULL,
+	RS_DB_INT,
+	RS_DB_TEXT,
+	RS_DB_OTHER,
+};
+
+/* One parameter or column value.  Text need not be NUL-terminated. */
+struct rs_db_value {
+	enum rs_db_type type;
+	int64_t i;
+	const char *s;
+	size_t len;
+};
+
+/* The store's statements, one per thing the logic asks of the database.
+ * Parameters and columns are listed beside each in store_sql.c. */
+enum rs_stmt {
+	RS_STMT_CREATE_VERSION,
+	RS_STMT_CREATE_GATEWAYS,
+	RS_STMT_CREATE_SESSIONS,
+	RS_STMT_CREATE_SESSIONS_LOAD,
+	RS_STMT_VERSION_SELECT,
+	RS_STMT_VERSION_INSERT,
+	RS_STMT_GATEWAY_UPSERT,
+	RS_STMT_GATEWAY_TOUCH,
+	RS_STMT_GATEWAY_DELETE,
+	RS_STMT_GATEWAY_SESSIONS_DELETE,
+	RS_STMT_GATEWAYS_ALL,
+	RS_STMT_GATEWAYS_LIVE,
+	RS_STMT_LIVE_LOADS,
+	RS_STMT_SESSION_GET,
+	RS_STMT_SESSION_UPSERT,
+	RS_STMT_SESSION_REFRESH,
+	RS_STMT_SESSION_SANDBOXES,
+	RS_STMT_SESSION_DELETE,
+	RS_STMT_SESSIONS_ALL,
+	RS_STMT_SESSIONS_LIVE,
+	RS_STMT_COUNT
+};
+
+/* The most parameters or columns any statement has. */
+#define RS_STMT_MAX_PARAMS 9
+#define RS_STMT_MAX_COLS 10
+
+struct rs_stmt_def {
+	const char *sql;     /* portable SQL, parameters $1..$n_params */
+	unsigned n_params;
+	unsigned n_cols;     /* result columns (0: no rows) */
+};
+
+/* Indexed by enum rs_stmt (store_sql.c). */
+extern const struct rs_stmt_def rs_store_stmts[RS_STMT_COUNT];
+
+/* The schema version this code reads and writes. */
+#define RS_STORE_SCHEMA_VERSION 1
+
+enum rs_txn {
+	RS_TXN_READ,
+	RS_TXN_WRITE,
+};
+
+/* Called per result row; cols[n_cols].  Non-zero stops the statement. */
+typedef int (*rs_db_row_fn)(void *ctx, const struct rs_db_value *cols, size_t n_cols);
+
+struct rs_db; /* a backend's connection */
+
+struct rs_store_backend {
+	const char *scheme; /* the URL scheme it serves, without ':' */
+
+	/* Connects to url (the whole URL, scheme included), applying opt (all
+	 * filled in).  Returns 0, -EINVAL (malformed location), -EIO, -ENOMEM. */
+	int (*open)(const char *url, const struct rs_store_options *opt, struct rs_db **out);
+	void (*close)(struct rs_db *db);
+
+	int (*begin)(struct rs_db *db, enum rs_txn kind);
+	int (*commit)(struct rs_db *db);
+	void (*rollback)(struct rs_db *db);
+
+	/* Runs stmt with params (n_params of them); on_row may be NULL for a
+	 * statement with no result columns.  *changes (if not NULL) receives the
+	 * rows inserted, updated or deleted. */
+	int (*exec)(struct rs_db *db, enum rs_stmt stmt, const struct rs_db_value *params, rs_db_row_fn on_row,
+		    void *ctx, uint64_t *changes);
+};
+
+extern const struct rs_store_backend rs_store_sqlite_backend;
+
+/* Parameter constructors for the callers of exec(). */
+static inline struct rs_db_value rs_db_int(int64_t i)
+{
+	return (struct rs_db_value){ .type = RS_DB_INT, .i = i };
+}
+
+/* s must be NUL-terminated; its length is taken. */
+static inline struct rs_db_value rs_db_text(const char *s)
+{
+	return (struct rs_db_value){ .type = RS_DB_TEXT, .s = s, .len = strlen(s) };
+}
+
+#endif

@@ -1,0 +1,510 @@
+/* store.c - the store handle and its ledger operations, written once over
+ * the backend interface (backend.h): URL dispatch to a backend, options
+ * and their defaults, the schema (created if missing, version checked),
+ * gateway registration and removal, heartbeats, session updates, and the
+ * listings.  The placement transaction is in store_admit.c.
+ *
+ * Guarantees: every operation that writes runs in one write transaction
+ * (serialized across every handle on the store, see backend.h), so it is
+ * all or nothing; arguments are checked before anything is written;
+ * returns are 0 or negative errno, never a partial result.  A handle is
+ * used by one thread at a time. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ringsteer/proto.h"
+#include "store_internal.h"
+
+static const struct rs_store_backend *const backends[] = {
+	&rs_store_sqlite_backend,
+};
+
+#define DEFAULT_TTL_MS 15000
+#define DEFAULT_RESERVATION_MS 5000
+#define DEFAULT_BUSY_TIMEOUT_MS 5000
+
+int64_t rs_store_time_sub(int64_t t, uint32_t ms)
+{
+	return t < INT64_MIN + (int64_t)ms ? INT64_MIN : t - (int64_t)ms;
+}
+
+int64_t rs_store_time_add(int64_t t, uint32_t ms)
+{
+	return t > INT64_MAX - (int64_t)ms ? INT64_MAX : t + (int64_t)ms;
+}
+
+bool rs_store_id_ok(const char *id)
+{
+	return id && id[0] && strnlen(id, RS_ID_MAX + 1) <= RS_ID_MAX;
+}
+
+bool rs_store_text_ok(const char *s, size_t max)
+{
+	return s && strnlen(s, max + 1) <= max;
+}
+
+int rs_store_txn(struct rs_store *st, enum rs_txn kind, int (*body)(struct rs_store *st, void *arg), void *arg)
+{
+	int err = st->be->begin(st->db, kind);
+
+	if (err)
+		return err;
+	err = body(st, arg);
+	if (err) {
+		st->be->rollback(st->db);
+		return err;
+	}
+	return st->be->commit(st->db);
+}
+
+/* Finds the backend for url's scheme ("scheme:rest", RFC 3986 scheme
+ * characters, case-insensitive). */
+static int find_backend(const char *url, const struct rs_store_backend **out)
+{
+	size_t len, n = 0;
+
+	len = strnlen(url, RS_STORE_URL_MAX + 1);
+	if (len == 0 || len > RS_STORE_URL_MAX)
+		return -EINVAL;
+	if (!((url[0] >= 'a' && url[0] <= 'z') || (url[0] >= 'A' && url[0] <= 'Z')))
+		return -EINVAL;
+	while (url[n] && url[n] != ':') {
+		char c = url[n];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '+' ||
+		      c == '-' || c == '.'))
+			return -EINVAL;
+		n++;
+	}
+	if (url[n] != ':')
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
+		if (strlen(backends[i]->scheme) == n && strncasecmp(url, backends[i]->scheme, n) == 0) {
+			*out = backends[i];
+			return 0;
+		}
+	}
+	return -EPROTONOSUPPORT;
+}
+
+struct version_check {
+	size_t rows;
+	int64_t version;
+};
+
+static int on_version(void *ctx, const struct rs_db_value *cols, size_t n)
+{
+	struct version_check *v = ctx;
+
+	if (n < 1 || rs_row_int(&cols[0], INT64_MIN, INT64_MAX, &v->version) != 0)
+		return -EIO;
+	v->rows++;
+	return 0;
+}
+
+/* Creates the tables if missing and checks (or records) the version. */
+static int create_schema(struct rs_store *st, void *arg)
+{
+	static const enum rs_stmt ddl[] = {
+		RS_STMT_CREATE_VERSION,
+		RS_STMT_CREATE_GATEWAYS,
+		RS_STMT_CREATE_SESSIONS,
+		RS_STMT_CREATE_SESSIONS_LOAD,
+	};
+	struct version_check v = { 0 };
+	struct rs_db_value version = rs_db_int(RS_STORE_SCHEMA_VERSION);
+	int err;
+
+	(void)arg;
+	for (size_t i = 0; i < sizeof(ddl) / sizeof(ddl[0]); i++) {
+		err = st->be->exec(st->db, ddl[i], NULL, NULL, NULL, NULL);
+		if (err)
+			return err;
+	}
+	err = st->be->exec(st->db, RS_STMT_VERSION_SELECT, NULL, on_version, &v, NULL);
+	if (err)
+		return err;
+	if (v.rows == 0)
+		return st->be->exec(st->db, RS_STMT_VERSION_INSERT, &version, NULL, NULL, NULL);
+	/* Another version (a newer ringsteer wrote it) or a damaged table. */
+	if (v.rows != 1 || v.version != RS_STORE_SCHEMA_VERSION)
+		return -EIO;
+	return 0;
+}
+
+int rs_store_open(const char *url, const struct rs_store_options *opt, struct rs_store **out)
+{
+	const struct rs_store_backend *be = NULL;
+	struct rs_store *st = NULL;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!url)
+		return -EINVAL;
+	err = find_backend(url, &be);
+	if (err)
+		return err;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->be = be;
+	if (opt)
+		st->opt = *opt;
+	if (!st->opt.ttl_ms)
+		st->opt.ttl_ms = DEFAULT_TTL_MS;
+	if (!st->opt.reservation_ms)
+		st->opt.reservation_ms = DEFAULT_RESERVATION_MS;
+	if (!st->opt.busy_timeout_ms)
+		st->opt.busy_timeout_ms = DEFAULT_BUSY_TIMEOUT_MS;
+	err = be->open(url, &st->opt, &st->db);
+	if (err)
+		goto cleanup;
+	err = rs_store_txn(st, RS_TXN_WRITE, create_schema, NULL);
+	/* open() promises -EIO for a store it cannot open or create, a busy one
+	 * included (it could not be created within the timeout). */
+	if (err == -EBUSY)
+		err = -EIO;
+cleanup:
+	if (err) {
+		rs_store_close(st);
+		return err;
+	}
+	*out = st;
+	return 0;
+}
+
+void rs_store_close(struct rs_store *st)
+{
+	if (!st)
+		return;
+	if (st->db)
+		st->be->close(st->db);
+	rs_placer_free(st->placer);
+	rs_ring_free(st->ring);
+	free(st->live.rows);
+	free(st->ids);
+	free(st->loads);
+	free(st);
+}
+
+const struct rs_store_options *rs_store_options(const struct rs_store *st)
+{
+	return &st->opt;
+}
+
+/* ---- gateways ---- */
+
+struct gateway_write {
+	const char *id;
+	const char *peer;
+	enum rs_gateway_state state;
+	int64_t now_ms;
+};
+
+static int gateway_register(struct rs_store *st, void *arg)
+{
+	const struct gateway_write *w = arg;
+	const struct rs_db_value params[] = {
+		rs_db_text(w->id),
+		rs_db_text(w->peer),
+		rs_db_int(w->state),
+		rs_db_int(w->now_ms),
+	};
+
+	return st->be->exec(st->db, RS_STMT_GATEWAY_UPSERT, params, NULL, NULL, NULL);
+}
+
+int rs_store_gateway_register(struct rs_store *st, const char *id, const char *peer, enum rs_gateway_state state,
+			      int64_t now_ms)
+{
+	struct gateway_write w = { id, peer, state, now_ms };
+
+	if (!st || !rs_store_id_ok(id) || !rs_store_text_ok(peer, RS_ENDPOINT_MAX) ||
+	    (state != RS_GATEWAY_SERVING && state != RS_GATEWAY_DRAINING))
+		return -EINVAL;
+	return rs_store_txn(st, RS_TXN_WRITE, gateway_register, &w);
+}
+
+static int gateway_remove(struct rs_store *st, void *arg)
+{
+	const struct rs_db_value id = rs_db_text(arg);
+	uint64_t changes = 0;
+	int err;
+
+	err = st->be->exec(st->db, RS_STMT_GATEWAY_DELETE, &id, NULL, NULL, &changes);
+	if (err)
+		return err;
+	if (changes == 0)
+		return -ENOENT;
+	return st->be->exec(st->db, RS_STMT_GATEWAY_SESSIONS_DELETE, &id, NULL, NULL, NULL);
+}
+
+int rs_store_gateway_remove(struct rs_store *st, const char *id)
+{
+	if (!st || !rs_store_id_ok(id))
+		return -EINVAL;
+	return rs_store_txn(st, RS_TXN_WRITE, gateway_remove, (void *)id);
+}
+
+/* ---- listings ---- */
+
+struct gateway_listing {
+	int64_t now_ms, live_since;
+	bool all;
+	struct rs_gateway_list list;
+};
+
+static int on_load(void *ctx, const struct rs_db_value *cols, size_t n)
+{
+	struct gateway_listing *gl = ctx;
+	char id[RS_ID_MAX + 1];
+	struct rs_gateway_row *row;
+	int64_t count;
+
+	if (n < 2 || rs_row_text(&cols[0], true, id, sizeof(id)) != 0 ||
+	    rs_row_int(&cols[1], 0, UINT32_MAX, &count) != 0)
+		return -EIO;
+	row = rs_gateway_list_find(&gl->list, id);
+	if (row && row->live)
+		row->supervisors = (uint32_t)count;
+	return 0;
+}
+
+static int list_gateways(struct rs_store *st, void *arg)
+{
+	struct gateway_listing *gl = arg;
+	const struct rs_db_value params[] = { rs_db_int(gl->live_since), rs_db_int(gl->now_ms) };
+	int err;
+
+	gl->list.n = 0;
+	if (gl->all)
+		err = st->be->exec(st->db, RS_STMT_GATEWAYS_ALL, NULL, rs_row_collect_gateway, &gl->list, NULL);
+	else
+		err = st->be->exec(st->db, RS_STMT_GATEWAYS_LIVE, params, rs_row_collect_gateway, &gl->list, NULL);
+	if (err)
+		return err;
+	rs_gateway_list_sort(&gl->list);
+	for (size_t i = 0; i < gl->list.n; i++)
+		gl->list.rows[i].live = rs_store_gateway_live(gl->list.rows[i].heartbeat_ms, gl->live_since);
+	return st->be->exec(st->db, RS_STMT_LIVE_LOADS, params, on_load, gl, NULL);
+}
+
+int rs_store_list_gateways(struct rs_store *st, int64_t now_ms, bool all, struct rs_gateway_row **rows, size_t *n)
+{
+	struct gateway_listing gl = { .now_ms = now_ms, .all = all };
+	int err;
+
+	if (!rows || !n)
+		return -EINVAL;
+	*rows = NULL;
+	*n = 0;
+	if (!st)
+		return -EINVAL;
+	gl.live_since = rs_store_time_sub(now_ms, st->opt.ttl_ms);
+	err = rs_store_txn(st, RS_TXN_READ, list_gateways, &gl);
+	if (err) {
+		free(gl.list.rows);
+		return err;
+	}
+	*rows = gl.list.rows;
+	*n = gl.list.n;
+	return 0;
+}
+
+struct session_listing {
+	int64_t now_ms, live_since;
+	bool all;
+	struct rs_session_row *rows;
+	size_t n, cap;
+};
+
+static int on_session(void *ctx, const struct rs_db_value *cols, size_t n)
+{
+	struct session_listing *sl = ctx;
+	struct rs_session_row *row;
+	int64_t gateway_heartbeat;
+	bool gateway_live = false;
+	int err;
+
+	if (n < 10)
+		return -EIO;
+	if (sl->n == sl->cap) {
+		size_t cap = sl->cap ? sl->cap * 2 : 64;
+		struct rs_session_row *rows = realloc(sl->rows, cap * sizeof(*rows));
+
+		if (!rows)
+			return -ENOMEM;
+		sl->rows = rows;
+		sl->cap = cap;
+	}
+	row = &sl->rows[sl->n];
+	err = rs_row_session(cols, n, row);
+	if (err)
+		return err;
+	if (cols[9].type != RS_DB_NULL) {
+		if (rs_row_int(&cols[9], INT64_MIN, INT64_MAX, &gateway_heartbeat) != 0)
+			return -EIO;
+		gateway_live = rs_store_gateway_live(gateway_heartbeat, sl->live_since);
+	}
+	row->live = gateway_live && rs_store_session_counts(row, sl->live_since, sl->now_ms);
+	sl->n++;
+	return 0;
+}
+
+static int session_cmp(const void *a, const void *b)
+{
+	const struct rs_session_row *x = a, *y = b;
+	int c = strcmp(x->gateway_id, y->gateway_id);
+
+	return c ? c : strcmp(x->member_id, y->member_id);
+}
+
+static int list_sessions(struct rs_store *st, void *arg)
+{
+	struct session_listing *sl = arg;
+	const struct rs_db_value params[] = { rs_db_int(sl->live_since), rs_db_int(sl->now_ms) };
+
+	sl->n = 0;
+	if (sl->all)
+		return st->be->exec(st->db, RS_STMT_SESSIONS_ALL, NULL, on_session, sl, NULL);
+	return st->be->exec(st->db, RS_STMT_SESSIONS_LIVE, params, on_session, sl, NULL);
+}
+
+int rs_store_list_sessions(struct rs_store *st, int64_t now_ms, bool all, struct rs_session_row **rows, size_t *n)
+{
+	struct session_listing sl = { .now_ms = now_ms, .all = all };
+	int err;
+
+	if (!rows || !n)
+		return -EINVAL;
+	*rows = NULL;
+	*n = 0;
+	if (!st)
+		return -EINVAL;
+	sl.live_since = rs_store_time_sub(now_ms, st->opt.ttl_ms);
+	err = rs_store_txn(st, RS_TXN_READ, list_sessions, &sl);
+	if (err) {
+		free(sl.rows);
+		return err;
+	}
+	if (sl.n > 1)
+		qsort(sl.rows, sl.n, sizeof(*sl.rows), session_cmp);
+	*rows = sl.rows;
+	*n = sl.n;
+	return 0;
+}
+
+/* ---- heartbeats and session updates ---- */
+
+struct heartbeat {
+	const char *gateway_id;
+	int64_t now_ms;
+	struct rs_session_ref *refs;
+	size_t n;
+};
+
+static int heartbeat(struct rs_store *st, void *arg)
+{
+	struct heartbeat *hb = arg;
+	const struct rs_db_value touch[] = { rs_db_text(hb->gateway_id), rs_db_int(hb->now_ms) };
+	int64_t expires = rs_store_time_add(hb->now_ms, st->opt.ttl_ms);
+	uint64_t changes = 0;
+	int err;
+
+	err = st->be->exec(st->db, RS_STMT_GATEWAY_TOUCH, touch, NULL, NULL, &changes);
+	if (err)
+		return err;
+	if (changes == 0)
+		return -ENOENT;
+	for (size_t i = 0; i < hb->n; i++) {
+		struct rs_session_ref *ref = &hb->refs[i];
+		const struct rs_db_value params[] = {
+			rs_db_text(ref->member_id),  rs_db_int((int64_t)ref->epoch), rs_db_text(hb->gateway_id),
+			rs_db_int(hb->now_ms),       rs_db_int(expires),             rs_db_int(ref->sandboxes),
+		};
+
+		err = st->be->exec(st->db, RS_STMT_SESSION_REFRESH, params, NULL, NULL, &changes);
+		if (err)
+			return err;
+		ref->superseded = changes == 0;
+	}
+	return 0;
+}
+
+int rs_store_heartbeat(struct rs_store *st, const char *gateway_id, int64_t now_ms, struct rs_session_ref *refs,
+		       size_t n)
+{
+	struct heartbeat hb = { gateway_id, now_ms, refs, n };
+	int err;
+
+	if (!st || !rs_store_id_ok(gateway_id) || (n && !refs))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!rs_store_id_ok(refs[i].member_id) || refs[i].epoch > INT64_MAX)
+			return -EINVAL;
+	err = rs_store_txn(st, RS_TXN_WRITE, heartbeat, &hb);
+	if (err)
+		for (size_t i = 0; i < n; i++)
+			refs[i].superseded = false; /* nothing was decided */
+	return err;
+}
+
+struct session_key {
+	const char *gateway_id;
+	const char *member_id;
+	uint64_t epoch;
+	uint32_t sandboxes;
+};
+
+static int session_sandboxes(struct rs_store *st, void *arg)
+{
+	const struct session_key *k = arg;
+	const struct rs_db_value params[] = {
+		rs_db_text(k->member_id),
+		rs_db_int((int64_t)k->epoch),
+		rs_db_text(k->gateway_id),
+		rs_db_int(k->sandboxes),
+	};
+	uint64_t changes = 0;
+	int err;
+
+	err = st->be->exec(st->db, RS_STMT_SESSION_SANDBOXES, params, NULL, NULL, &changes);
+	if (err)
+		return err;
+	return changes ? 0 : -ESTALE;
+}
+
+int rs_store_session_sandboxes(struct rs_store *st, const char *gateway_id, const char *member_id,
+			       uint64_t epoch, uint32_t sandboxes)
+{
+	struct session_key k = { gateway_id, member_id, epoch, sandboxes };
+
+	if (!st || !rs_store_id_ok(gateway_id) || !rs_store_id_ok(member_id) || epoch > INT64_MAX)
+		return -EINVAL;
+	return rs_store_txn(st, RS_TXN_WRITE, session_sandboxes, &k);
+}
+
+static int session_end(struct rs_store *st, void *arg)
+{
+	const struct session_key *k = arg;
+	const struct rs_db_value params[] = {
+		rs_db_text(k->member_id),
+		rs_db_int((int64_t)k->epoch),
+		rs_db_text(k->gateway_id),
+	};
+
+	return st->be->exec(st->db, RS_STMT_SESSION_DELETE, params, NULL, NULL, NULL);
+}
+
+int rs_store_session_end(struct rs_store *st, const char *gateway_id, const char *member_id, uint64_t epoch)
+{
+	struct session_key k = { gateway_id, member_id, epoch, 0 };
+
+	if (!st || !rs_store_id_ok(gateway_id) || !rs_store_id_ok(member_id) || epoch > INT64_MAX)
+		return -EINVAL;
+	return rs_store_txn(st, RS_TXN_WRITE, session_end, &k);
+}

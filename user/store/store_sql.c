@@ -1,0 +1,103 @@
+/* store_sql.c - every SQL statement the store runs, written once for all
+ * backends.
+ *
+ * Portable by construction: PostgreSQL-style $n placeholders (SQLite takes
+ * "$1" as a named parameter; its backend binds by name), BIGINT for every
+ * integer (SQLite gives it INTEGER affinity, a signed 64-bit value;
+ * PostgreSQL's INTEGER would be 32-bit and too small for milliseconds),
+ * INSERT ... ON CONFLICT ... DO UPDATE (SQLite >= 3.24, PostgreSQL >= 9.5),
+ * no ORDER BY on text (collations differ; the caller sorts by bytes).
+ *
+ * Liveness, the same predicate everywhere (store_internal.h states it in C):
+ *   gateway live:  heartbeat_ms >= now - ttl
+ *   session counts: (state = 1 AND heartbeat_ms >= now - ttl)
+ *                   OR (state = 0 AND expires_ms >= now), on a live gateway.
+ * Statements that need it take $1 = now - ttl ("live since") and $2 = now. */
+#include "backend.h"
+
+#define SESSION_COLS "s.member_id, s.instance_id, s.epoch, s.gateway_id, s.sandboxes, s.source, " \
+		     "s.heartbeat_ms, s.expires_ms, s.state"
+#define SESSION_COUNTS "((s.state = 1 AND s.heartbeat_ms >= $1) OR (s.state = 0 AND s.expires_ms >= $2))"
+
+const struct rs_stmt_def rs_store_stmts[RS_STMT_COUNT] = {
+	[RS_STMT_CREATE_VERSION] = {
+		"CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)", 0, 0 },
+	[RS_STMT_CREATE_GATEWAYS] = {
+		"CREATE TABLE IF NOT EXISTS gateways ("
+		" id TEXT PRIMARY KEY,"
+		" peer TEXT NOT NULL,"
+		" state BIGINT NOT NULL,"
+		" heartbeat_ms BIGINT NOT NULL)", 0, 0 },
+	[RS_STMT_CREATE_SESSIONS] = {
+		"CREATE TABLE IF NOT EXISTS sessions ("
+		" member_id TEXT PRIMARY KEY,"
+		" instance_id TEXT NOT NULL,"
+		" epoch BIGINT NOT NULL,"
+		" gateway_id TEXT NOT NULL,"
+		" sandboxes BIGINT NOT NULL,"
+		" source TEXT NOT NULL,"
+		" heartbeat_ms BIGINT NOT NULL,"
+		" expires_ms BIGINT NOT NULL,"
+		" state BIGINT NOT NULL)", 0, 0 },
+	/* Covers the load count (an index-only scan in gateway order, no sort,
+	 * no table reads) and serves every lookup by gateway. */
+	[RS_STMT_CREATE_SESSIONS_LOAD] = {
+		"CREATE INDEX IF NOT EXISTS sessions_load ON sessions (gateway_id, state, heartbeat_ms, expires_ms)",
+		0, 0 },
+	/* -> version */
+	[RS_STMT_VERSION_SELECT] = { "SELECT version FROM schema_version", 0, 1 },
+	/* $1 version */
+	[RS_STMT_VERSION_INSERT] = { "INSERT INTO schema_version (version) VALUES ($1)", 1, 0 },
+
+	/* $1 id, $2 peer, $3 state, $4 heartbeat_ms */
+	[RS_STMT_GATEWAY_UPSERT] = {
+		"INSERT INTO gateways (id, peer, state, heartbeat_ms) VALUES ($1, $2, $3, $4)"
+		" ON CONFLICT (id) DO UPDATE SET peer = excluded.peer, state = excluded.state,"
+		" heartbeat_ms = excluded.heartbeat_ms", 4, 0 },
+	/* $1 id, $2 heartbeat_ms */
+	[RS_STMT_GATEWAY_TOUCH] = { "UPDATE gateways SET heartbeat_ms = $2 WHERE id = $1", 2, 0 },
+	/* $1 id */
+	[RS_STMT_GATEWAY_DELETE] = { "DELETE FROM gateways WHERE id = $1", 1, 0 },
+	/* $1 gateway id */
+	[RS_STMT_GATEWAY_SESSIONS_DELETE] = { "DELETE FROM sessions WHERE gateway_id = $1", 1, 0 },
+	/* -> id, peer, state, heartbeat_ms */
+	[RS_STMT_GATEWAYS_ALL] = { "SELECT id, peer, state, heartbeat_ms FROM gateways", 0, 4 },
+	/* $1 live since -> id, peer, state, heartbeat_ms */
+	[RS_STMT_GATEWAYS_LIVE] = {
+		"SELECT id, peer, state, heartbeat_ms FROM gateways WHERE heartbeat_ms >= $1", 1, 4 },
+	/* $1 live since, $2 now -> gateway_id, sessions counted (gateway liveness
+	 * is the caller's: it joins with its live gateways) */
+	[RS_STMT_LIVE_LOADS] = {
+		"SELECT s.gateway_id, COUNT(*) FROM sessions s WHERE " SESSION_COUNTS " GROUP BY s.gateway_id",
+		2, 2 },
+
+	/* $1 member_id -> session columns */
+	[RS_STMT_SESSION_GET] = { "SELECT " SESSION_COLS " FROM sessions s WHERE s.member_id = $1", 1, 9 },
+	/* $1..$9 session columns in SESSION_COLS order */
+	[RS_STMT_SESSION_UPSERT] = {
+		"INSERT INTO sessions (member_id, instance_id, epoch, gateway_id, sandboxes, source,"
+		" heartbeat_ms, expires_ms, state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+		" ON CONFLICT (member_id) DO UPDATE SET instance_id = excluded.instance_id,"
+		" epoch = excluded.epoch, gateway_id = excluded.gateway_id, sandboxes = excluded.sandboxes,"
+		" source = excluded.source, heartbeat_ms = excluded.heartbeat_ms,"
+		" expires_ms = excluded.expires_ms, state = excluded.state", 9, 0 },
+	/* $1 member_id, $2 epoch, $3 gateway_id, $4 heartbeat_ms, $5 expires_ms, $6 sandboxes */
+	[RS_STMT_SESSION_REFRESH] = {
+		"UPDATE sessions SET heartbeat_ms = $4, expires_ms = $5, sandboxes = $6"
+		" WHERE member_id = $1 AND epoch = $2 AND gateway_id = $3", 6, 0 },
+	/* $1 member_id, $2 epoch, $3 gateway_id, $4 sandboxes */
+	[RS_STMT_SESSION_SANDBOXES] = {
+		"UPDATE sessions SET sandboxes = $4 WHERE member_id = $1 AND epoch = $2 AND gateway_id = $3",
+		4, 0 },
+	/* $1 member_id, $2 epoch, $3 gateway_id */
+	[RS_STMT_SESSION_DELETE] = {
+		"DELETE FROM sessions WHERE member_id = $1 AND epoch = $2 AND gateway_id = $3", 3, 0 },
+	/* -> session columns, then the gateway's heartbeat_ms (NULL: no gateway row) */
+	[RS_STMT_SESSIONS_ALL] = {
+		"SELECT " SESSION_COLS ", g.heartbeat_ms FROM sessions s LEFT JOIN gateways g ON g.id = s.gateway_id",
+		0, 10 },
+	/* $1 live since, $2 now -> as RS_STMT_SESSIONS_ALL, counted sessions only */
+	[RS_STMT_SESSIONS_LIVE] = {
+		"SELECT " SESSION_COLS ", g.heartbeat_ms FROM sessions s JOIN gateways g ON g.id = s.gateway_id"
+		" WHERE g.heartbeat_ms >= $1 AND " SESSION_COUNTS, 2, 10 },
+};

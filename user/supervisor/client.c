@@ -1,0 +1,490 @@
+/* client.c - the supervisor's connection logic.
+ *
+ * It dials the Service; a REDIRECT sends it at once to the named peer
+ * endpoint asking to stay; a lost link is redialed at its last gateway
+ * asking to stay; a failed redirect falls back to the Service asking to
+ * stay; a failed redial falls back to the Service without (its gateway may
+ * be gone, and the rule must place it).  Service failures back off 1 s
+ * doubling to 30 s with +-20% jitter; nothing after a redirect waits.
+ * Token refresh and drain redirects are make-before-break: the attached
+ * link stays until the new one is accepted. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+
+#include "ringsteer/endpoint.h"
+#include "ringsteer/logfmt.h"
+#include "ringsteer/proto_event.h"
+#include "ringsteer/token.h"
+#include "supervisor.h"
+
+#define BACKOFF_FIRST_MS 1000
+#define BACKOFF_MAX_MS 30000
+
+enum link_state {
+	LINK_CONNECTING,
+	LINK_HELLO_SENT,
+	LINK_ATTACHED,
+};
+
+struct sup_link {
+	struct supervisor *s;
+	struct bufferevent *bev;
+	enum link_state state;
+	enum sup_via via;
+	bool stay;
+	uint64_t epoch;
+	char endpoint[RS_ENDPOINT_MAX + 1];
+};
+
+static const char *via_name(enum sup_via via)
+{
+	static const char *const names[] = { "service", "redirect", "redial", "refresh" };
+
+	return names[via];
+}
+
+static uint64_t next_random(struct supervisor *s)
+{
+	uint64_t z = (s->rng += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static struct timeval ms_tv(uint64_t ms)
+{
+	return (struct timeval){ .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
+}
+
+static void link_free(struct sup_link *l)
+{
+	struct supervisor *s = l->s;
+
+	if (s->active == l)
+		s->active = NULL;
+	if (s->pending == l)
+		s->pending = NULL;
+	bufferevent_free(l->bev);
+	free(l);
+}
+
+static void send_frame(struct sup_link *l, const struct rs_frame *f)
+{
+	if (rs_proto_write(bufferevent_get_output(l->bev), f) != 0)
+		rs_log(stderr, "error", l->s->who, "event", "encode_failed", "type", rs_frame_type_name(f->type), NULL);
+}
+
+static void say_goodbye_and_free(struct sup_link *l)
+{
+	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_GOODBYE };
+
+	f.u.goodbye.reason = RS_GOODBYE_CLOSING;
+	send_frame(l, &f);
+	bufferevent_flush(l->bev, EV_WRITE, BEV_FLUSH);
+	link_free(l);
+}
+
+/* Schedules a Service dial after the current backoff, then doubles it. */
+static void retry_later(struct supervisor *s, bool stay)
+{
+	uint64_t delay = s->backoff_ms ? s->backoff_ms : BACKOFF_FIRST_MS;
+	uint64_t jitter = delay / 5;
+	struct timeval tv;
+	char ms[24];
+
+	delay = delay - jitter + next_random(s) % (2 * jitter + 1);
+	s->backoff_ms = s->backoff_ms ? s->backoff_ms * 2 : BACKOFF_FIRST_MS * 2;
+	if (s->backoff_ms > BACKOFF_MAX_MS)
+		s->backoff_ms = BACKOFF_MAX_MS;
+	s->retry_stay = stay;
+	snprintf(ms, sizeof(ms), "%llu", (unsigned long long)delay);
+	rs_log(stderr, "info", s->who, "event", "retry", "in_ms", ms, "stay", stay ? "1" : "0", NULL);
+	tv = ms_tv(delay);
+	evtimer_add(s->retry_ev, &tv);
+}
+
+/* What a failed or refused link leads to. */
+static void link_failed(struct sup_link *l, const char *why)
+{
+	struct supervisor *s = l->s;
+	enum sup_via via = l->via;
+	bool stay = l->stay;
+
+	rs_log(stderr, "warn", s->who, "event", "dial_failed", "via", via_name(via), "endpoint", l->endpoint, "error",
+	       why, NULL);
+	link_free(l);
+	switch (via) {
+	case VIA_REDIRECT:
+		/* The target is unreachable: back to the Service, asking to stay
+		 * wherever we land (unless still attached: a drain redirect keeps
+		 * the old link and retries through the Service). */
+		sup_dial(s, VIA_SERVICE, s->cfg.service, true);
+		break;
+	case VIA_REDIAL:
+		sup_dial(s, VIA_SERVICE, s->cfg.service, false);
+		break;
+	case VIA_REFRESH:
+		/* Still attached on the old link: try again after a backoff. */
+		retry_later(s, true);
+		break;
+	case VIA_SERVICE:
+		if (!s->active)
+			retry_later(s, stay);
+		break;
+	}
+}
+
+static void schedule_refresh(struct supervisor *s)
+{
+	uint64_t now = (uint64_t)time(NULL), life, at;
+	struct timeval tv;
+
+	evtimer_del(s->refresh_ev);
+	if (s->token_expiry <= now)
+		return;
+	life = s->token_expiry - now;
+	/* About 80% of the remaining lifetime, +-5% jitter so a fleet minted
+	 * at once does not refresh at once. */
+	at = life * 1000 * 80 / 100;
+	at = at - life * 1000 * 5 / 100 + next_random(s) % (life * 1000 * 10 / 100 + 1);
+	tv = ms_tv(at);
+	evtimer_add(s->refresh_ev, &tv);
+}
+
+static void attached(struct sup_link *l, const struct rs_accept *acc)
+{
+	struct supervisor *s = l->s;
+	struct timeval idle, beat;
+	char epoch[24];
+
+	if (s->active && s->active != l)
+		say_goodbye_and_free(s->active); /* make before break: the new one is in */
+	s->pending = NULL;
+	s->active = l;
+	l->state = LINK_ATTACHED;
+	s->backoff_ms = 0;
+	evtimer_del(s->retry_ev);
+	snprintf(s->last_gateway, sizeof(s->last_gateway), "%s", acc->gateway_id);
+	snprintf(s->last_peer, sizeof(s->last_peer), "%s", acc->peer);
+	s->heartbeat_ms = acc->heartbeat_ms ? acc->heartbeat_ms : 5000;
+	snprintf(epoch, sizeof(epoch), "%llu", (unsigned long long)l->epoch);
+	rs_log(stderr, "info", s->who, "event", "attached", "gateway", acc->gateway_id, "via", via_name(l->via), "stay",
+	       l->stay ? "1" : "0", "epoch", epoch, NULL);
+	idle = ms_tv(3ULL * s->heartbeat_ms);
+	bufferevent_set_timeouts(l->bev, &idle, NULL);
+	beat = ms_tv(s->heartbeat_ms);
+	event_del(s->heartbeat_ev);
+	event_add(s->heartbeat_ev, &beat);
+	/* The count may have changed while we were away. */
+	sup_send_sandboxes(s);
+}
+
+static void on_token(struct supervisor *s, const struct rs_token_frame *t)
+{
+	char expiry[24];
+
+	snprintf(s->token, sizeof(s->token), "%s", t->token);
+	s->token_expiry = t->expiry;
+	snprintf(expiry, sizeof(expiry), "%llu", (unsigned long long)t->expiry);
+	rs_log(stderr, "info", s->who, "event", "token_refreshed", "expiry", expiry, NULL);
+	schedule_refresh(s);
+	/* Redial our gateway with the new token, asking to stay; the old link
+	 * stays until the new one is accepted. */
+	sup_dial(s, VIA_REFRESH, s->last_peer, true);
+}
+
+/* Handles a frame on link l; returns false when l was freed. */
+static bool on_frame(struct sup_link *l, const struct rs_frame *f)
+{
+	struct supervisor *s = l->s;
+
+	switch (f->type) {
+	case RS_FRAME_ACCEPT:
+		if (l->state != LINK_HELLO_SENT)
+			break;
+		attached(l, &f->u.accept);
+		return true;
+	case RS_FRAME_REDIRECT: {
+		bool keep = l->state == LINK_ATTACHED;
+
+		rs_log(stderr, "info", s->who, "event", "redirected", "target", f->u.redirect.gateway_id, "peer",
+		       f->u.redirect.peer, "reason", f->u.redirect.reason == RS_REDIRECT_DRAIN ? "drain" : "placement",
+		       NULL);
+		/* An attached link (a drain) stays until the target accepts us. */
+		if (!keep)
+			link_free(l);
+		sup_dial(s, VIA_REDIRECT, f->u.redirect.peer, true);
+		return keep;
+	}
+	case RS_FRAME_REJECT: {
+		char code[8];
+
+		snprintf(code, sizeof(code), "%u", f->u.reject.code);
+		rs_log(stderr, "warn", s->who, "event", "rejected", "code", code, "text", f->u.reject.text, NULL);
+		link_failed(l, "rejected");
+		return false;
+	}
+	case RS_FRAME_HEARTBEAT:
+		return true;
+	case RS_FRAME_TOKEN:
+		if (l->state == LINK_ATTACHED) {
+			on_token(s, &f->u.token);
+			return true;
+		}
+		break;
+	case RS_FRAME_GOODBYE:
+		rs_log(stderr, "info", s->who, "event", "goodbye", "reason",
+		       f->u.goodbye.reason == RS_GOODBYE_SUPERSEDED ? "superseded"
+		       : f->u.goodbye.reason == RS_GOODBYE_SHUTDOWN ? "shutdown" : "closing",
+		       "text", f->u.goodbye.text, NULL);
+		if (l->state != LINK_ATTACHED) {
+			link_failed(l, "goodbye");
+		} else if (f->u.goodbye.reason == RS_GOODBYE_SUPERSEDED) {
+			link_free(l); /* our newer link took over */
+		} else {
+			/* The gateway is going away: let the rule place us. */
+			link_free(l);
+			if (!s->active && !s->pending)
+				sup_dial(s, VIA_SERVICE, s->cfg.service, false);
+		}
+		return false;
+	default:
+		break;
+	}
+	rs_log(stderr, "warn", s->who, "event", "unexpected_frame", "type", rs_frame_type_name(f->type), NULL);
+	return true;
+}
+
+static void on_read(struct bufferevent *bev, void *arg)
+{
+	struct sup_link *l = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+
+	for (;;) {
+		struct rs_frame f;
+		int err = rs_proto_read(in, &f);
+
+		if (err == -EAGAIN)
+			return;
+		if (err) {
+			rs_log(stderr, "warn", l->s->who, "event", "bad_frame", "endpoint", l->endpoint, "error",
+			       strerror(-err), NULL);
+			if (l->state == LINK_ATTACHED) {
+				struct supervisor *s = l->s;
+
+				link_free(l);
+				sup_dial(s, VIA_REDIAL, s->last_peer, true);
+			} else {
+				link_failed(l, "bad frame");
+			}
+			return;
+		}
+		if (!on_frame(l, &f))
+			return;
+	}
+}
+
+static void send_hello(struct sup_link *l)
+{
+	struct supervisor *s = l->s;
+	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_HELLO };
+	struct timeval wait = ms_tv(s->cfg.dial_timeout_ms);
+
+	l->epoch = s->next_epoch++;
+	snprintf(f.u.hello.member_id, sizeof(f.u.hello.member_id), "%s", s->cfg.id);
+	snprintf(f.u.hello.instance_id, sizeof(f.u.hello.instance_id), "%s", s->instance_id);
+	f.u.hello.epoch = l->epoch;
+	f.u.hello.flags = (uint8_t)((l->stay ? RS_HELLO_STAY : 0) | (l->via == VIA_REDIRECT ? RS_HELLO_REDIRECTED : 0));
+	snprintf(f.u.hello.token, sizeof(f.u.hello.token), "%s", s->token);
+	f.u.hello.sandboxes = s->sandboxes;
+	send_frame(l, &f);
+	l->state = LINK_HELLO_SENT;
+	bufferevent_set_timeouts(l->bev, &wait, NULL); /* the answer is due within the dial timeout */
+}
+
+static void on_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct sup_link *l = arg;
+	struct supervisor *s = l->s;
+
+	(void)bev;
+	if (what & BEV_EVENT_CONNECTED) {
+		send_hello(l);
+		return;
+	}
+	if (l->state != LINK_ATTACHED) {
+		link_failed(l, what & BEV_EVENT_TIMEOUT ? "timeout" : "connection failed");
+		return;
+	}
+	/* The attached link broke: a blip.  Redial our gateway asking to stay. */
+	rs_log(stderr, "info", s->who, "event", "disconnected", "gateway", s->last_gateway, "error",
+	       what & BEV_EVENT_TIMEOUT ? "timeout" : "closed", NULL);
+	link_free(l);
+	if (!s->pending)
+		sup_dial(s, VIA_REDIAL, s->last_peer, true);
+}
+
+static int open_socket(struct supervisor *s, const struct sockaddr_storage *to)
+{
+	struct sockaddr_storage src;
+	socklen_t src_len;
+	int fd = socket(to->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	if (s->cfg.bind) {
+		if (rs_address_parse(s->cfg.bind, &src, &src_len) || src.ss_family != to->ss_family) {
+			close(fd);
+			return -EAFNOSUPPORT;
+		}
+		if (bind(fd, (struct sockaddr *)&src, src_len) < 0) {
+			int err = -errno;
+
+			close(fd);
+			return err;
+		}
+	}
+	return fd;
+}
+
+void sup_dial(struct supervisor *s, enum sup_via via, const char *endpoint, bool stay)
+{
+	struct sockaddr_storage to;
+	socklen_t to_len;
+	struct sup_link *l;
+	struct timeval wait = ms_tv(s->cfg.dial_timeout_ms);
+	int fd;
+
+	if (s->pending)
+		link_free(s->pending);
+	evtimer_del(s->retry_ev);
+	if (via == VIA_SERVICE && s->token_expiry <= (uint64_t)time(NULL))
+		sup_load_token(s); /* an operator may have put a fresh one in place */
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		retry_later(s, stay);
+		return;
+	}
+	l->s = s;
+	l->via = via;
+	l->stay = stay;
+	snprintf(l->endpoint, sizeof(l->endpoint), "%s", endpoint);
+	if (rs_endpoint_parse(endpoint, &to, &to_len) || (fd = open_socket(s, &to)) < 0) {
+		rs_log(stderr, "warn", s->who, "event", "dial_failed", "via", via_name(via), "endpoint", endpoint,
+		       "error", "bad endpoint or source address", NULL);
+		free(l);
+		if (via != VIA_SERVICE)
+			sup_dial(s, VIA_SERVICE, s->cfg.service, via == VIA_REDIRECT);
+		else
+			retry_later(s, stay);
+		return;
+	}
+	l->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (!l->bev) {
+		close(fd);
+		free(l);
+		retry_later(s, stay);
+		return;
+	}
+	s->pending = l;
+	l->state = LINK_CONNECTING;
+	bufferevent_setwatermark(l->bev, EV_READ, 0, RS_FRAME_MAX + RS_FRAME_HEADER);
+	bufferevent_setcb(l->bev, on_read, NULL, on_event, l);
+	bufferevent_set_timeouts(l->bev, &wait, &wait);
+	bufferevent_enable(l->bev, EV_READ | EV_WRITE);
+	if (bufferevent_socket_connect(l->bev, (struct sockaddr *)&to, (int)to_len) < 0) {
+		link_failed(l, "connect failed");
+		return;
+	}
+	rs_log(stderr, "info", s->who, "event", "dialing", "via", via_name(via), "endpoint", endpoint, "stay",
+	       stay ? "1" : "0", NULL);
+}
+
+void sup_close_all(struct supervisor *s)
+{
+	if (s->pending)
+		link_free(s->pending);
+	if (s->active)
+		say_goodbye_and_free(s->active);
+}
+
+void sup_send_sandboxes(struct supervisor *s)
+{
+	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_SANDBOXES };
+
+	if (!s->active)
+		return;
+	f.u.sandboxes = s->sandboxes;
+	send_frame(s->active, &f);
+}
+
+void sup_on_retry(evutil_socket_t fd, short what, void *arg)
+{
+	struct supervisor *s = arg;
+
+	(void)fd;
+	(void)what;
+	if (s->active && !s->retry_stay)
+		return;
+	/* A refresh redial that failed retries at the gateway, else the Service. */
+	if (s->active)
+		sup_dial(s, VIA_REFRESH, s->last_peer, true);
+	else
+		sup_dial(s, VIA_SERVICE, s->cfg.service, s->retry_stay);
+}
+
+void sup_on_refresh(evutil_socket_t fd, short what, void *arg)
+{
+	struct supervisor *s = arg;
+
+	(void)fd;
+	(void)what;
+	if (!s->active) {
+		schedule_refresh(s); /* try again when attached; the dial reloads the file */
+		return;
+	}
+	send_frame(s->active, &(struct rs_frame){ .version = RS_PROTO_VERSION, .type = RS_FRAME_REFRESH });
+}
+
+void sup_on_heartbeat(evutil_socket_t fd, short what, void *arg)
+{
+	struct supervisor *s = arg;
+
+	(void)fd;
+	(void)what;
+	if (s->active)
+		send_frame(s->active, &(struct rs_frame){ .version = RS_PROTO_VERSION, .type = RS_FRAME_HEARTBEAT });
+}
+
+int sup_load_token(struct supervisor *s)
+{
+	char buf[RS_TOKEN_MAX + 2];
+	ssize_t n;
+	int fd = open(s->cfg.token_file, O_RDONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		err = -errno;
+	close(fd);
+	if (err)
+		return err;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		n--;
+	buf[n] = '\0';
+	if (n == 0 || (size_t)n > RS_TOKEN_MAX || rs_token_expiry(buf, &s->token_expiry) != 0)
+		return -EINVAL;
+	memcpy(s->token, buf, (size_t)n + 1);
+	schedule_refresh(s);
+	return 0;
+}

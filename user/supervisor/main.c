@@ -1,0 +1,234 @@
+/* main.c - ringsteer-supervisor: the reference supervisor.  Parses flags,
+ * loads its token, dials the Service and follows the protocol (client.c);
+ * SIGHUP re-reads --sandboxes-file, SIGTERM says GOODBYE and exits. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/rand.h>
+
+#include "ringsteer/endpoint.h"
+#include "ringsteer/logfmt.h"
+#include "supervisor.h"
+
+static const char usage[] =
+	"usage: ringsteer-supervisor --id ID --service ADDR:PORT --token-file FILE [options]\n"
+	"\n"
+	"  --id ID                 member id ([a-z0-9.-], at most 253 bytes)\n"
+	"  --service ADDR:PORT     the gateways' Service address\n"
+	"  --token-file FILE       token minted by `ringsteerctl token`\n"
+	"  --sandboxes N           sandboxes it carries (default 0)\n"
+	"  --sandboxes-file FILE   re-read the count from FILE on SIGHUP\n"
+	"  --bind ADDR             source address of its connections\n"
+	"  --dial-timeout MS       give up a dial or an answer after MS (default 2000)\n";
+
+static int parse_u32(const char *flag, const char *text, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (errno || *end || v > UINT32_MAX || *text < '0' || *text > '9') {
+		fprintf(stderr, "ringsteer-supervisor: %s: expected a number, got '%s'\n", flag, text);
+		return -EINVAL;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_flags(int argc, char **argv, struct sup_config *cfg)
+{
+	enum { O_SANDBOXES_FILE = 256, O_DIAL_TIMEOUT };
+	static const struct option opts[] = {
+		{ "id", required_argument, NULL, 'i' },
+		{ "service", required_argument, NULL, 's' },
+		{ "token-file", required_argument, NULL, 't' },
+		{ "sandboxes", required_argument, NULL, 'n' },
+		{ "sandboxes-file", required_argument, NULL, O_SANDBOXES_FILE },
+		{ "bind", required_argument, NULL, 'b' },
+		{ "dial-timeout", required_argument, NULL, O_DIAL_TIMEOUT },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int c;
+
+	*cfg = (struct sup_config){ .dial_timeout_ms = 2000 };
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		int err = 0;
+
+		switch (c) {
+		case 'i': cfg->id = optarg; break;
+		case 's': cfg->service = optarg; break;
+		case 't': cfg->token_file = optarg; break;
+		case 'n': err = parse_u32("--sandboxes", optarg, &cfg->sandboxes); break;
+		case O_SANDBOXES_FILE: cfg->sandboxes_file = optarg; break;
+		case 'b': cfg->bind = optarg; break;
+		case O_DIAL_TIMEOUT: err = parse_u32("--dial-timeout", optarg, &cfg->dial_timeout_ms); break;
+		case 'h': fputs(usage, stdout); exit(0);
+		case ':':
+			fprintf(stderr, "ringsteer-supervisor: option %s needs a value\n", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			fprintf(stderr, "ringsteer-supervisor: unknown option %s (try --help)\n", argv[optind - 1]);
+			return -EINVAL;
+		}
+		if (err)
+			return err;
+	}
+	if (optind != argc || !cfg->id || !cfg->service || !cfg->token_file) {
+		fprintf(stderr, "ringsteer-supervisor: --id, --service and --token-file are required (try --help)\n");
+		return -EINVAL;
+	}
+	if (!rs_proto_member_id_ok(cfg->id)) {
+		fprintf(stderr, "ringsteer-supervisor: --id must be 1 to %d bytes of [a-z0-9.-]\n", RS_ID_MAX);
+		return -EINVAL;
+	}
+	if (rs_endpoint_parse(cfg->service, &ss, &len) || (cfg->bind && rs_address_parse(cfg->bind, &ss, &len))) {
+		fprintf(stderr, "ringsteer-supervisor: --service must be numeric ADDR:PORT, --bind a numeric address\n");
+		return -EINVAL;
+	}
+	if (cfg->dial_timeout_ms == 0) {
+		fprintf(stderr, "ringsteer-supervisor: --dial-timeout must be positive\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Reads a decimal count from the sandboxes file.  Returns 0 or -errno. */
+static int read_count(const char *path, uint32_t *out)
+{
+	char buf[32];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		err = -errno;
+	close(fd);
+	if (err)
+		return err;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	buf[n] = '\0';
+	{
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(buf, &end, 10);
+		if (n == 0 || errno || *end || v > UINT32_MAX || buf[0] < '0' || buf[0] > '9')
+			return -EINVAL;
+		*out = (uint32_t)v;
+	}
+	return 0;
+}
+
+static void on_sighup(evutil_socket_t fd, short what, void *arg)
+{
+	struct supervisor *s = arg;
+	uint32_t count;
+	char n[16];
+	int err;
+
+	(void)fd;
+	(void)what;
+	if (!s->cfg.sandboxes_file)
+		return;
+	err = read_count(s->cfg.sandboxes_file, &count);
+	if (err) {
+		rs_log(stderr, "warn", s->who, "event", "sandboxes_file_bad", "file", s->cfg.sandboxes_file, "error",
+		       strerror(-err), NULL);
+		return;
+	}
+	s->sandboxes = count;
+	snprintf(n, sizeof(n), "%u", count);
+	rs_log(stderr, "info", s->who, "event", "sandboxes", "count", n, NULL);
+	sup_send_sandboxes(s);
+}
+
+static void on_stop(evutil_socket_t fd, short what, void *arg)
+{
+	struct supervisor *s = arg;
+
+	(void)fd;
+	(void)what;
+	rs_log(stderr, "info", s->who, "event", "stopping", NULL);
+	sup_close_all(s);
+	event_base_loopexit(s->base, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	struct supervisor s = { 0 };
+	unsigned char rnd[16];
+	struct timespec now;
+	int err, rc = 1;
+
+	if (parse_flags(argc, argv, &s.cfg))
+		return 2;
+	snprintf(s.who, sizeof(s.who), "supervisor=%s", s.cfg.id);
+	signal(SIGPIPE, SIG_IGN);
+	s.sandboxes = s.cfg.sandboxes;
+	if (s.cfg.sandboxes_file && read_count(s.cfg.sandboxes_file, &s.sandboxes) == 0)
+		s.cfg.sandboxes = s.sandboxes;
+	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+		return 1;
+	for (size_t i = 0; i < 8; i++)
+		snprintf(s.instance_id + 2 * i, sizeof(s.instance_id) - 2 * i, "%02x", rnd[i]);
+	memcpy(&s.rng, rnd + 8, sizeof(s.rng));
+	/* Epochs start at the wall-clock microsecond so that a restarted
+	 * supervisor supersedes its previous life, and grow per connection. */
+	clock_gettime(CLOCK_REALTIME, &now);
+	s.next_epoch = (uint64_t)now.tv_sec * 1000000 + (uint64_t)now.tv_nsec / 1000;
+	s.base = event_base_new();
+	if (!s.base)
+		goto cleanup;
+	s.retry_ev = evtimer_new(s.base, sup_on_retry, &s);
+	s.refresh_ev = evtimer_new(s.base, sup_on_refresh, &s);
+	s.heartbeat_ev = event_new(s.base, -1, EV_PERSIST, sup_on_heartbeat, &s);
+	s.sighup_ev = evsignal_new(s.base, SIGHUP, on_sighup, &s);
+	s.sigterm_ev = evsignal_new(s.base, SIGTERM, on_stop, &s);
+	s.sigint_ev = evsignal_new(s.base, SIGINT, on_stop, &s);
+	if (!s.retry_ev || !s.refresh_ev || !s.heartbeat_ev || !s.sighup_ev || !s.sigterm_ev || !s.sigint_ev ||
+	    event_add(s.sighup_ev, NULL) || event_add(s.sigterm_ev, NULL) || event_add(s.sigint_ev, NULL))
+		goto cleanup;
+	err = sup_load_token(&s);
+	if (err) {
+		rs_log(stderr, "error", s.who, "event", "token_failed", "file", s.cfg.token_file, "error",
+		       strerror(-err), NULL);
+		goto cleanup;
+	}
+	rs_log(stderr, "info", s.who, "event", "started", "service", s.cfg.service, "instance", s.instance_id, NULL);
+	sup_dial(&s, VIA_SERVICE, s.cfg.service, false);
+	event_base_dispatch(s.base);
+	rc = 0;
+cleanup:
+	sup_close_all(&s);
+	if (s.retry_ev)
+		event_free(s.retry_ev);
+	if (s.refresh_ev)
+		event_free(s.refresh_ev);
+	if (s.heartbeat_ev)
+		event_free(s.heartbeat_ev);
+	if (s.sighup_ev)
+		event_free(s.sighup_ev);
+	if (s.sigterm_ev)
+		event_free(s.sigterm_ev);
+	if (s.sigint_ev)
+		event_free(s.sigint_ev);
+	if (s.base)
+		event_base_free(s.base);
+	return rc;
+}

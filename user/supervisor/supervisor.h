@@ -1,0 +1,71 @@
+/* supervisor.h - the reference supervisor's state: one attached link at a
+ * time plus at most one link being set up (a redirect, a redial, or the
+ * make-before-break redial after a token refresh). */
+#ifndef RS_SUPERVISOR_H
+#define RS_SUPERVISOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "ringsteer/proto.h"
+
+struct sup_config {
+	const char *id;
+	const char *service;        /* the Service address */
+	const char *token_file;
+	const char *bind;           /* source address, or NULL */
+	const char *sandboxes_file; /* re-read on SIGHUP, or NULL */
+	uint32_t sandboxes;
+	uint32_t dial_timeout_ms;
+};
+
+/* How a link came to be dialed: decides what its failure leads to. */
+enum sup_via {
+	VIA_SERVICE,  /* through the Service address */
+	VIA_REDIRECT, /* to the peer endpoint a REDIRECT named (STAY) */
+	VIA_REDIAL,   /* back to the last gateway after a blip (STAY) */
+	VIA_REFRESH,  /* back to the last gateway with a renewed token (STAY), old link kept */
+};
+
+struct sup_link;
+
+struct supervisor {
+	struct sup_config cfg;
+	char who[RS_ID_MAX + 16];
+	struct event_base *base;
+	char instance_id[RS_INSTANCE_MAX + 1];
+	uint64_t next_epoch;
+	char token[RS_TOKEN_MAX + 1];
+	uint64_t token_expiry;
+	uint32_t sandboxes;
+	struct sup_link *active;    /* attached */
+	struct sup_link *pending;   /* being set up */
+	char last_gateway[RS_ID_MAX + 1];
+	char last_peer[RS_ENDPOINT_MAX + 1];
+	uint32_t heartbeat_ms;
+	uint32_t backoff_ms;        /* next Service retry delay; 0 after success */
+	bool retry_stay;            /* the scheduled Service retry asks to stay */
+	uint64_t rng;               /* jitter */
+	struct event *retry_ev, *refresh_ev, *heartbeat_ev, *sighup_ev, *sigterm_ev, *sigint_ev;
+};
+
+/* Dials endpoint for the given reason (client.c).  Replaces any pending link. */
+void sup_dial(struct supervisor *s, enum sup_via via, const char *endpoint, bool stay);
+
+/* Frees both links (client.c), saying GOODBYE on the attached one. */
+void sup_close_all(struct supervisor *s);
+
+/* Sends the sandbox count on the attached link, if any (client.c). */
+void sup_send_sandboxes(struct supervisor *s);
+
+/* Timer callbacks (client.c). */
+void sup_on_retry(evutil_socket_t fd, short what, void *arg);
+void sup_on_refresh(evutil_socket_t fd, short what, void *arg);
+void sup_on_heartbeat(evutil_socket_t fd, short what, void *arg);
+
+/* Reads the token file into s->token and its expiry.  Returns 0 or -errno. */
+int sup_load_token(struct supervisor *s);
+
+#endif
