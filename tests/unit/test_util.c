@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "ringsteer/endpoint.h"
 #include "ringsteer/logfmt.h"
+#include "ringsteer/small_file.h"
 
 static void test_endpoint_round_trip(void **state)
 {
@@ -65,11 +67,47 @@ static void test_logfmt_quotes(void **state)
 	assert_ptr_equal(strchr(buf, '\n'), buf + n - 1); /* exactly one line */
 }
 
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_small_file(void **state)
+{
+	char dir[] = "/tmp/rs-util-XXXXXX", path[64], buf[8];
+	size_t len = 99;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/f", dir);
+	write_file(path, "12 \r\n\n");
+	assert_int_equal(rs_read_small_file(path, buf, sizeof(buf), &len), 0);
+	assert_string_equal(buf, "12");
+	assert_int_equal(len, 2);
+	write_file(path, "1234567"); /* exactly cap - 1 bytes fits */
+	assert_int_equal(rs_read_small_file(path, buf, sizeof(buf), &len), 0);
+	assert_int_equal(len, 7);
+	write_file(path, "12345678");
+	assert_int_equal(rs_read_small_file(path, buf, sizeof(buf), &len), -EFBIG);
+	write_file(path, "");
+	assert_int_equal(rs_read_small_file(path, buf, sizeof(buf), &len), 0);
+	assert_int_equal(len, 0);
+	unlink(path);
+	assert_int_equal(rs_read_small_file(path, buf, sizeof(buf), &len), -ENOENT);
+	assert_int_equal(rs_read_small_file(dir, buf, sizeof(buf), &len), -EISDIR);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_endpoint_round_trip),
 		cmocka_unit_test(test_logfmt_quotes),
+		cmocka_unit_test(test_small_file),
 	};
 
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);

@@ -9,7 +9,6 @@
  * Token refresh and drain redirects are make-before-break: the attached
  * link stays until the new one is accepted. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include "ringsteer/endpoint.h"
 #include "ringsteer/logfmt.h"
 #include "ringsteer/proto_event.h"
+#include "ringsteer/small_file.h"
 #include "ringsteer/token.h"
 #include "supervisor.h"
 
@@ -467,24 +467,15 @@ void sup_on_heartbeat(evutil_socket_t fd, short what, void *arg)
 
 int sup_load_token(struct supervisor *s)
 {
-	char buf[RS_TOKEN_MAX + 2];
-	ssize_t n;
-	int fd = open(s->cfg.token_file, O_RDONLY | O_CLOEXEC), err = 0;
+	char buf[RS_TOKEN_MAX + 1];
+	size_t n;
+	int err = rs_read_small_file(s->cfg.token_file, buf, sizeof(buf), &n);
 
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n < 0)
-		err = -errno;
-	close(fd);
 	if (err)
 		return err;
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-		n--;
-	buf[n] = '\0';
-	if (n == 0 || (size_t)n > RS_TOKEN_MAX || rs_token_expiry(buf, &s->token_expiry) != 0)
+	if (n == 0 || rs_token_expiry(buf, &s->token_expiry) != 0)
 		return -EINVAL;
-	memcpy(s->token, buf, (size_t)n + 1);
+	memcpy(s->token, buf, n + 1);
 	schedule_refresh(s);
 	return 0;
 }

@@ -2,7 +2,6 @@
  * loads its token, dials the Service and follows the protocol (client.c);
  * SIGHUP re-reads --sandboxes-file, SIGTERM says GOODBYE and exits. */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 
 #include "ringsteer/endpoint.h"
 #include "ringsteer/logfmt.h"
+#include "ringsteer/small_file.h"
 #include "supervisor.h"
 
 static const char usage[] =
@@ -107,31 +107,18 @@ static int parse_flags(int argc, char **argv, struct sup_config *cfg)
 /* Reads a decimal count from the sandboxes file.  Returns 0 or -errno. */
 static int read_count(const char *path, uint32_t *out)
 {
-	char buf[32];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+	char buf[32], *end;
+	unsigned long v;
+	size_t n;
+	int err = rs_read_small_file(path, buf, sizeof(buf), &n);
 
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n < 0)
-		err = -errno;
-	close(fd);
 	if (err)
 		return err;
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		n--;
-	buf[n] = '\0';
-	{
-		char *end;
-		unsigned long v;
-
-		errno = 0;
-		v = strtoul(buf, &end, 10);
-		if (n == 0 || errno || *end || v > UINT32_MAX || buf[0] < '0' || buf[0] > '9')
-			return -EINVAL;
-		*out = (uint32_t)v;
-	}
+	errno = 0;
+	v = strtoul(buf, &end, 10);
+	if (n == 0 || errno || *end || v > UINT32_MAX || buf[0] < '0' || buf[0] > '9')
+		return -EINVAL;
+	*out = (uint32_t)v;
 	return 0;
 }
 
