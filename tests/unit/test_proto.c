@@ -364,6 +364,18 @@ static void test_roundtrip_each_type(void **state)
 	assert_int_equal(ref.n, 1366);
 }
 
+/* Moves (*t, *i) on to the next string field of layouts[], field *i of
+ * layout *t included; false past the last one.  With t = i = 0 and i++
+ * after each, a loop visits every string field of every frame type. */
+static bool next_string_field(size_t *t, size_t *i)
+{
+	for (; *t < N_LAYOUTS; (*t)++, *i = 0)
+		for (; *i < layouts[*t].n; (*i)++)
+			if (layouts[*t].f[*i].kind == FK_STR)
+				return true;
+	return false;
+}
+
 /* Each string field at lengths 0, 1, min, max-1, max, max+1, both ways. */
 static void test_string_lengths(void **state)
 {
@@ -371,37 +383,32 @@ static void test_string_lengths(void **state)
 	size_t checked = 0;
 
 	(void)state;
-	for (size_t t = 0; t < N_LAYOUTS; t++) {
+	for (size_t t = 0, i = 0; next_string_field(&t, &i); i++) {
 		const struct layout *l = &layouts[t];
+		const struct field *fd = &l->f[i];
+		size_t lens[] = { 0, 1, fd->min, fd->max - 1, fd->max, fd->max + 1 };
 
-		for (size_t i = 0; i < l->n; i++) {
-			const struct field *fd = &l->f[i];
-			size_t lens[] = { 0, 1, fd->min, fd->max - 1, fd->max, fd->max + 1 };
+		for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+			size_t len = lens[k];
+			bool valid = len >= fd->min && len <= fd->max;
+			struct raw_str rs = { i, raw, len, len };
+			struct rs_frame f, back;
+			struct bytes ref;
+			uint8_t enc[4096];
+			size_t n, consumed;
 
-			if (fd->kind != FK_STR)
-				continue;
-			for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
-				size_t len = lens[k];
-				bool valid = len >= fd->min && len <= fd->max;
-				struct raw_str rs = { i, raw, len, len };
-				struct rs_frame f, back;
-				struct bytes ref;
-				uint8_t enc[4096];
-				size_t n, consumed;
-
-				default_frame(l, &f);
-				for (size_t j = 0; j < len; j++)
-					raw[j] = class_byte(fd->cls, j);
-				ref_encode(l, &f, &rs, RS_PROTO_VERSION, &ref);
-				assert_int_equal(decode_exact(ref.b, ref.n, &back, &consumed),
-						 valid ? 0 : -EPROTO);
-				set_str(&f, fd, len, 0);
-				assert_int_equal(rs_frame_encode(&f, enc, sizeof(enc), &n),
-						 valid ? 0 : -EINVAL);
-				if (valid)
-					assert_codec_matches(&f, &ref);
-				checked++;
-			}
+			default_frame(l, &f);
+			for (size_t j = 0; j < len; j++)
+				raw[j] = class_byte(fd->cls, j);
+			ref_encode(l, &f, &rs, RS_PROTO_VERSION, &ref);
+			assert_int_equal(decode_exact(ref.b, ref.n, &back, &consumed),
+					 valid ? 0 : -EPROTO);
+			set_str(&f, fd, len, 0);
+			assert_int_equal(rs_frame_encode(&f, enc, sizeof(enc), &n),
+					 valid ? 0 : -EINVAL);
+			if (valid)
+				assert_codec_matches(&f, &ref);
+			checked++;
 		}
 	}
 	printf("# string length cases: %zu\n", checked);
@@ -413,34 +420,29 @@ static void test_truncated_strings(void **state)
 	char raw[8] = "abcdefg";
 
 	(void)state;
-	for (size_t t = 0; t < N_LAYOUTS; t++) {
+	for (size_t t = 0, i = 0; next_string_field(&t, &i); i++) {
 		const struct layout *l = &layouts[t];
+		struct rs_frame f, back;
+		struct bytes ref;
+		size_t consumed;
+		size_t declared[] = { 6, 7, 0xffff };
 
-		for (size_t i = 0; i < l->n; i++) {
-			struct rs_frame f, back;
-			struct bytes ref;
-			size_t consumed;
-			size_t declared[] = { 6, 7, 0xffff };
+		default_frame(l, &f);
+		for (size_t k = 0; k < 3; k++) {
+			/* 5 bytes follow a length of 6, 7 or 65535: the string
+			 * either eats the next field or runs off the frame. */
+			struct raw_str rs = { i, raw, 5, declared[k] };
 
-			if (l->f[i].kind != FK_STR)
-				continue;
-			default_frame(l, &f);
-			for (size_t k = 0; k < 3; k++) {
-				/* 5 bytes follow a length of 6, 7 or 65535: the string
-				 * either eats the next field or runs off the frame. */
-				struct raw_str rs = { i, raw, 5, declared[k] };
+			ref_encode(l, &f, &rs, RS_PROTO_VERSION, &ref);
+			assert_int_equal(decode_exact(ref.b, ref.n, &back, &consumed), -EPROTO);
+			assert_int_equal(consumed, 0);
+		}
+		/* The length says 4, 5 bytes follow: one byte left over. */
+		{
+			struct raw_str rs = { i, raw, 5, 4 };
 
-				ref_encode(l, &f, &rs, RS_PROTO_VERSION, &ref);
-				assert_int_equal(decode_exact(ref.b, ref.n, &back, &consumed), -EPROTO);
-				assert_int_equal(consumed, 0);
-			}
-			/* The length says 4, 5 bytes follow: one byte left over. */
-			{
-				struct raw_str rs = { i, raw, 5, 4 };
-
-				ref_encode(l, &f, &rs, RS_PROTO_VERSION, &ref);
-				assert_int_equal(decode_exact(ref.b, ref.n, &back, &consumed), -EPROTO);
-			}
+			ref_encode(l, &f, &rs, RS_PROTO_VERSION, &ref);
+			assert_int_equal(decode_exact(ref.b, ref.n, &back, &consumed), -EPROTO);
 		}
 	}
 }
@@ -454,49 +456,44 @@ static void test_string_bytes(void **state)
 	size_t checked = 0;
 
 	(void)state;
-	for (size_t t = 0; t < N_LAYOUTS; t++) {
+	for (size_t t = 0, i = 0; next_string_field(&t, &i); i++) {
 		const struct layout *l = &layouts[t];
+		const struct field *fd = &l->f[i];
+		const uint8_t *bad = fd->cls == SC_ID ? bad_id : fd->cls == SC_GRAPH ? bad_graph : bad_text;
+		size_t n_bad = fd->cls == SC_ID ? sizeof(bad_id) :
+			       fd->cls == SC_GRAPH ? sizeof(bad_graph) : sizeof(bad_text);
 
-		for (size_t i = 0; i < l->n; i++) {
-			const struct field *fd = &l->f[i];
-			const uint8_t *bad = fd->cls == SC_ID ? bad_id : fd->cls == SC_GRAPH ? bad_graph : bad_text;
-			size_t n_bad = fd->cls == SC_ID ? sizeof(bad_id) :
-				       fd->cls == SC_GRAPH ? sizeof(bad_graph) : sizeof(bad_text);
+		for (size_t k = 0; k < n_bad; k++) {
+			char raw[5] = { 'a', 'b', (char)bad[k], 'c', 'd' };
+			struct raw_str rs = { i, raw, 5, 5 };
+			struct rs_frame f, back;
+			struct bytes ref;
+			uint8_t enc[4096];
+			size_t n, consumed;
 
-			if (fd->kind != FK_STR)
+			default_frame(l, &f);
+			ref_encode(l, &f, &rs, RS_PROTO_VERSION, &ref);
+			assert_int_equal(decode_exact(ref.b, ref.n, &back, &consumed), -EPROTO);
+			/* A NUL just ends the C string early: nothing to refuse. */
+			if (bad[k] == 0)
 				continue;
-			for (size_t k = 0; k < n_bad; k++) {
-				char raw[5] = { 'a', 'b', (char)bad[k], 'c', 'd' };
-				struct raw_str rs = { i, raw, 5, 5 };
-				struct rs_frame f, back;
-				struct bytes ref;
-				uint8_t enc[4096];
-				size_t n, consumed;
+			memcpy(field_str(&f, fd), raw, 5);
+			field_str(&f, fd)[5] = '\0';
+			assert_int_equal(rs_frame_encode(&f, enc, sizeof(enc), &n), -EINVAL);
+			checked++;
+		}
+		/* Space is text, not a word. */
+		{
+			char raw[3] = { 'a', ' ', 'b' };
+			struct raw_str rs = { i, raw, 3, 3 };
+			struct rs_frame f, back;
+			struct bytes ref;
+			size_t consumed;
 
-				default_frame(l, &f);
-				ref_encode(l, &f, &rs, RS_PROTO_VERSION, &ref);
-				assert_int_equal(decode_exact(ref.b, ref.n, &back, &consumed), -EPROTO);
-				/* A NUL just ends the C string early: nothing to refuse. */
-				if (bad[k] == 0)
-					continue;
-				memcpy(field_str(&f, fd), raw, 5);
-				field_str(&f, fd)[5] = '\0';
-				assert_int_equal(rs_frame_encode(&f, enc, sizeof(enc), &n), -EINVAL);
-				checked++;
-			}
-			/* Space is text, not a word. */
-			{
-				char raw[3] = { 'a', ' ', 'b' };
-				struct raw_str rs = { i, raw, 3, 3 };
-				struct rs_frame f, back;
-				struct bytes ref;
-				size_t consumed;
-
-				default_frame(l, &f);
-				ref_encode(l, &f, &rs, RS_PROTO_VERSION, &ref);
-				assert_int_equal(decode_exact(ref.b, ref.n, &back, &consumed),
-						 fd->cls == SC_TEXT ? 0 : -EPROTO);
-			}
+			default_frame(l, &f);
+			ref_encode(l, &f, &rs, RS_PROTO_VERSION, &ref);
+			assert_int_equal(decode_exact(ref.b, ref.n, &back, &consumed),
+					 fd->cls == SC_TEXT ? 0 : -EPROTO);
 		}
 	}
 	printf("# bad string byte cases: %zu\n", checked);

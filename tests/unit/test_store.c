@@ -123,6 +123,16 @@ static void register_gw(struct rs_store *st, const char *id, enum rs_gateway_sta
 	assert_int_equal(rs_store_gateway_register(st, id, peer, state, now), 0);
 }
 
+/* A store with gw-a and gw-b registered, both serving, at T0. */
+static struct rs_store *open_store_ab(const struct fixture *f)
+{
+	struct rs_store *st = open_store(f);
+
+	register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
+	register_gw(st, "gw-b", RS_GATEWAY_SERVING, T0);
+	return st;
+}
+
 static struct rs_admit arrival(const char *gw, const char *member, uint64_t epoch, bool stay, int64_t now)
 {
 	return (struct rs_admit){
@@ -541,14 +551,12 @@ static void member_owned_by(const char *const *ids, size_t n, const char *owner,
 static void test_reservation(void **state)
 {
 	struct fixture *f = *state;
-	struct rs_store *st = open_store(f);
+	struct rs_store *st = open_store_ab(f);
 	const char *const ids[] = { "gw-a", "gw-b" };
 	struct rs_session_row row;
 	char first[32], second[32];
 	struct rs_admit a;
 
-	register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
-	register_gw(st, "gw-b", RS_GATEWAY_SERVING, T0);
 	/* gw-a holds one.  A member owned by gw-a arriving there finds N = 2,
 	 * cap 1, gw-a full: it is redirected to gw-b, which gets a reservation. */
 	a = arrival("gw-a", "holder", 1, true, T0);
@@ -605,13 +613,11 @@ static void test_reservation(void **state)
 static void test_stale_record_excluded(void **state)
 {
 	struct fixture *f = *state;
-	struct rs_store *st = open_store(f);
+	struct rs_store *st = open_store_ab(f);
 	const char *const ids[] = { "gw-a", "gw-b" };
 	char member[32];
 	struct rs_admit a;
 
-	register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
-	register_gw(st, "gw-b", RS_GATEWAY_SERVING, T0);
 	/* member sits on gw-a though gw-b owns it; gw-b holds another. */
 	member_owned_by(ids, 2, "gw-b", "m", member, sizeof(member));
 	a = arrival("gw-a", member, 1, true, T0);
@@ -642,12 +648,10 @@ static void test_stale_record_excluded(void **state)
 static void test_stay(void **state)
 {
 	struct fixture *f = *state;
-	struct rs_store *st = open_store(f);
+	struct rs_store *st = open_store_ab(f);
 	struct rs_admit a;
 	char member[32];
 
-	register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
-	register_gw(st, "gw-b", RS_GATEWAY_SERVING, T0);
 	/* Stay is honored over cap: five on gw-a, none on gw-b. */
 	for (int i = 0; i < 5; i++) {
 		snprintf(member, sizeof(member), "m-%d", i);
@@ -684,12 +688,10 @@ static void test_stay(void **state)
 static void test_epochs(void **state)
 {
 	struct fixture *f = *state;
-	struct rs_store *st = open_store(f);
+	struct rs_store *st = open_store_ab(f);
 	struct rs_session_row row;
 	struct rs_admit a;
 
-	register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
-	register_gw(st, "gw-b", RS_GATEWAY_SERVING, T0);
 	a = arrival("gw-a", "m", 5, true, T0);
 	assert_int_equal(rs_store_admit(st, &a), 0);
 
@@ -728,12 +730,10 @@ static void test_epochs(void **state)
 static void test_heartbeat(void **state)
 {
 	struct fixture *f = *state;
-	struct rs_store *st = open_store(f);
+	struct rs_store *st = open_store_ab(f);
 	struct rs_session_row row;
 	struct rs_admit a;
 
-	register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
-	register_gw(st, "gw-b", RS_GATEWAY_SERVING, T0);
 	a = arrival("gw-a", "m", 1, true, T0);
 	assert_int_equal(rs_store_admit(st, &a), 0);
 	a = arrival("gw-a", "n", 1, true, T0);
@@ -788,12 +788,10 @@ static void test_heartbeat(void **state)
 static void test_session_end(void **state)
 {
 	struct fixture *f = *state;
-	struct rs_store *st = open_store(f);
+	struct rs_store *st = open_store_ab(f);
 	struct rs_session_row row;
 	struct rs_admit a;
 
-	register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
-	register_gw(st, "gw-b", RS_GATEWAY_SERVING, T0);
 	a = arrival("gw-a", "m", 3, true, T0);
 	assert_int_equal(rs_store_admit(st, &a), 0);
 	/* Another epoch or gateway: the row has moved on; nothing deleted. */
@@ -1070,9 +1068,7 @@ static void test_corrupt_rows(void **state)
 
 		raw_sql(f, "DROP TABLE IF EXISTS sessions; DROP TABLE IF EXISTS gateways;"
 			   " DROP TABLE IF EXISTS schema_version");
-		st = open_store(f);
-		register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
-		register_gw(st, "gw-b", RS_GATEWAY_SERVING, T0);
+		st = open_store_ab(f);
 		a = arrival("gw-b", "m", 1, true, T0);
 		assert_int_equal(rs_store_admit(st, &a), 0);
 		/* SQLite's NOT NULL refuses the NULL: the schema guards too. */

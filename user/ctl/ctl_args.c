@@ -47,7 +47,7 @@ void ctl_list_free(struct ctl_list *l)
 	l->n = 0;
 }
 
-int ctl_parse_u32(const char *s, uint32_t *out)
+int ctl_parse_u64(const char *s, uint64_t *out)
 {
 	unsigned long long v;
 	char *end;
@@ -56,7 +56,17 @@ int ctl_parse_u32(const char *s, uint32_t *out)
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (errno || *end || v > UINT32_MAX)
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int ctl_parse_u32(const char *s, uint32_t *out)
+{
+	uint64_t v;
+
+	if (ctl_parse_u64(s, &v) != 0 || v > UINT32_MAX)
 		return -EINVAL;
 	*out = (uint32_t)v;
 	return 0;

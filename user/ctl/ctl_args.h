@@ -19,7 +19,9 @@ int ctl_split_list(char *s, struct ctl_list *out);
 /* Frees the item array (not the strings). */
 void ctl_list_free(struct ctl_list *l);
 
-/* Parses a decimal 0..UINT32_MAX with nothing after it.  Returns 0 or -EINVAL. */
+/* Parses a decimal 0..UINT64_MAX (0..UINT32_MAX) with nothing around it:
+ * no sign, no space.  Returns 0 or -EINVAL. */
+int ctl_parse_u64(const char *s, uint64_t *out);
 int ctl_parse_u32(const char *s, uint32_t *out);
 
 struct rs_ring;

@@ -33,22 +33,6 @@ static const char token_usage[] =
 	"FILE holds the cluster secret: 16 to 4096 bytes, one trailing newline\n"
 	"ignored.\n";
 
-/* Parses a decimal 1..UINT64_MAX with nothing around it.  Returns 0 or -EINVAL. */
-static int parse_ttl(const char *s, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v == 0)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 static int now_seconds(uint64_t *now)
 {
 	struct timespec ts;
@@ -141,7 +125,7 @@ int ctl_token(int argc, char **argv)
 		return 2;
 	if (!rs_proto_member_id_ok(member))
 		return ctl_usage_error("token", "member id '%s' must be [a-z0-9.-] only", member);
-	if (ttl_arg && parse_ttl(ttl_arg, &ttl) != 0)
+	if (ttl_arg && (ctl_parse_u64(ttl_arg, &ttl) != 0 || ttl == 0))
 		return ctl_usage_error("token", "--ttl: '%s' is not a number of seconds >= 1", ttl_arg);
 
 	err = now_seconds(&now);

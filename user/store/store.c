@@ -59,6 +59,18 @@ int rs_store_txn(struct rs_store *st, enum rs_txn kind, int (*body)(struct rs_st
 	return st->be->commit(st->db);
 }
 
+int rs_store_gateway_touch(struct rs_store *st, const char *gateway_id, int64_t now_ms)
+{
+	const struct rs_db_value params[] = { rs_db_text(gateway_id), rs_db_int(now_ms) };
+	uint64_t changes = 0;
+	int err;
+
+	err = st->be->exec(st->db, RS_STMT_GATEWAY_TOUCH, params, NULL, NULL, &changes);
+	if (err)
+		return err;
+	return changes ? 0 : -ENOENT;
+}
+
 /* Finds the backend for url's scheme ("scheme:rest", RFC 3986 scheme
  * characters, case-insensitive). */
 static int find_backend(const char *url, const struct rs_store_backend **out)
@@ -410,16 +422,13 @@ struct heartbeat {
 static int heartbeat(struct rs_store *st, void *arg)
 {
 	struct heartbeat *hb = arg;
-	const struct rs_db_value touch[] = { rs_db_text(hb->gateway_id), rs_db_int(hb->now_ms) };
 	int64_t expires = rs_store_time_add(hb->now_ms, st->opt.ttl_ms);
 	uint64_t changes = 0;
 	int err;
 
-	err = st->be->exec(st->db, RS_STMT_GATEWAY_TOUCH, touch, NULL, NULL, &changes);
+	err = rs_store_gateway_touch(st, hb->gateway_id, hb->now_ms);
 	if (err)
 		return err;
-	if (changes == 0)
-		return -ENOENT;
 	for (size_t i = 0; i < hb->n; i++) {
 		struct rs_session_ref *ref = &hb->refs[i];
 		const struct rs_db_value params[] = {

@@ -174,20 +174,16 @@ static int admit(struct rs_store *st, void *arg)
 {
 	struct admission *ad = arg;
 	const struct rs_admit *a = ad->in;
-	const struct rs_db_value touch[] = { rs_db_text(a->gateway_id), rs_db_int(a->now_ms) };
 	const struct rs_db_value member = rs_db_text(a->member_id);
 	const struct rs_db_value since = rs_db_int(ad->live_since);
 	struct member_row m = { 0 };
 	const struct rs_gateway_row *here, *target;
 	struct rs_arrival arrival = { .member_id = a->member_id, .stay = a->stay, .stale = -1 };
-	uint64_t changes = 0;
 	int err;
 
-	err = st->be->exec(st->db, RS_STMT_GATEWAY_TOUCH, touch, NULL, NULL, &changes);
+	err = rs_store_gateway_touch(st, a->gateway_id, a->now_ms);
 	if (err)
 		return err;
-	if (changes == 0)
-		return -ENOENT;
 
 	err = st->be->exec(st->db, RS_STMT_SESSION_GET, &member, on_member_row, &m, NULL);
 	if (err)

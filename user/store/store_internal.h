@@ -66,6 +66,11 @@ bool rs_store_text_ok(const char *s, size_t max);
  * returns 0, rolls back otherwise.  Returns body's error or the commit's. */
 int rs_store_txn(struct rs_store *st, enum rs_txn kind, int (*body)(struct rs_store *st, void *arg), void *arg);
 
+/* Sets gateway_id's heartbeat to now_ms, inside the caller's write
+ * transaction.  Returns 0, -ENOENT when the gateway has no row, or the
+ * backend's error. */
+int rs_store_gateway_touch(struct rs_store *st, const char *gateway_id, int64_t now_ms);
+
 /* Row decoders (store_rows.c).  Each returns 0 or -EIO when a value is of
  * the wrong type, out of range, too long for its array, empty where it may
  * not be, or holds a NUL: a corrupt row never overflows anything. */
