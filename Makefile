@@ -111,6 +111,8 @@ test-run: all $(TEST_BINS) check-vectors
 	tests/cli/token_test.sh $(BUILD)/ringsteerctl || fail=1; \
 	echo "== tests/cli/store_test.sh ($(BUILD))"; \
 	tests/cli/store_test.sh $(BUILD)/ringsteerctl || fail=1; \
+	echo "== tests/acceptance/run.sh ($(BUILD))"; \
+	tests/acceptance/run.sh $(BUILD) || fail=1; \
 	exit $$fail
 
 # Fuzzing (libFuzzer, clang): each tests/fuzz/fuzz_NAME.c links the library
@@ -147,6 +149,7 @@ test: deps
 
 bench: deps all $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+	@echo "== bench/service_only.sh"; bench/service_only.sh $(BUILD)
 
 sim: deps all
 	$(BUILD)/ringsteerctl sim

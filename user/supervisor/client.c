@@ -143,19 +143,27 @@ static void link_failed(struct sup_link *l, const char *why)
 	}
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 static void schedule_refresh(struct supervisor *s)
 {
-	uint64_t now = (uint64_t)time(NULL), life, at;
+	uint64_t now = now_ms(), expiry = s->token_expiry * 1000, life, at;
 	struct timeval tv;
 
 	evtimer_del(s->refresh_ev);
-	if (s->token_expiry <= now)
+	if (expiry <= now)
 		return;
-	life = s->token_expiry - now;
 	/* About 80% of the remaining lifetime, +-5% jitter so a fleet minted
-	 * at once does not refresh at once. */
-	at = life * 1000 * 80 / 100;
-	at = at - life * 1000 * 5 / 100 + next_random(s) % (life * 1000 * 10 / 100 + 1);
+	 * at once does not refresh at once.  Milliseconds: with whole seconds
+	 * a short token could be refreshed after it expired. */
+	life = expiry - now;
+	at = life * 80 / 100 - life * 5 / 100 + next_random(s) % (life * 10 / 100 + 1);
 	tv = ms_tv(at);
 	evtimer_add(s->refresh_ev, &tv);
 }
@@ -367,7 +375,7 @@ void sup_dial(struct supervisor *s, enum sup_via via, const char *endpoint, bool
 	if (s->pending)
 		link_free(s->pending);
 	evtimer_del(s->retry_ev);
-	if (via == VIA_SERVICE && s->token_expiry <= (uint64_t)time(NULL))
+	if (via == VIA_SERVICE && s->token_expiry * 1000 <= now_ms())
 		sup_load_token(s); /* an operator may have put a fresh one in place */
 	l = calloc(1, sizeof(*l));
 	if (!l) {

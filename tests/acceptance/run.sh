@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# tests/acceptance/run.sh - the acceptance tests of the placement path, each in
+# its own test cluster (tests/cluster/lib.sh), with the binaries of BUILD_DIR.
+#
+# usage: tests/acceptance/run.sh BUILD_DIR [NAME...]
+#   NAME: run only the tests whose file name contains NAME (e.g. t_3).
+#
+# Prints one line per test (ok / FAIL / skip), a failing test's output, and
+# last the line `acceptance: N passed, N failed`.  Exit status 1 on any
+# failure.  A test exits 77 to be skipped, which it does only when not root
+# or when `ip netns` is unavailable.  Every test's output, logs and store are
+# kept in BUILD_DIR/acceptance/NAME/.  RS_TEST_TIMEOUT bounds one test (s).
+set -u
+if [ $# -lt 1 ] || [ ! -d "$1" ]; then
+	echo "usage: $0 BUILD_DIR [NAME...]" >&2
+	exit 2
+fi
+build=$(cd "$1" && pwd)
+shift
+here=$(cd "$(dirname "$0")" && pwd)
+out_root="$build/acceptance"
+mkdir -p "$out_root"
+
+pass=0 failed=0 skipped=0
+for t in "$here"/t_*.sh; do
+	name=$(basename "$t" .sh)
+	if [ $# -gt 0 ]; then
+		want=0
+		for n in "$@"; do case $name in *"$n"*) want=1 ;; esac; done
+		[ $want = 1 ] || continue
+	fi
+	dir="$out_root/$name"
+	rm -rf "$dir" && mkdir -p "$dir"
+	start=$(date +%s%N)
+	prefix="rs-$$-$name"
+	mkdir -p "$dir/tmp"
+	RS_BUILD="$build" RS_ARTIFACTS="$dir" RS_NS_PREFIX="$prefix" TMPDIR="$dir/tmp" \
+		timeout -k 5 "${RS_TEST_TIMEOUT:-300}" bash "$t" >"$dir/output" 2>&1 </dev/null
+	rc=$?
+	# A test killed outright cannot clean up: remove what it left in its own
+	# namespaces (their processes, then the namespaces) and its temp dir.
+	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^$prefix-"); do
+		for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
+		ip netns del "$ns" 2>/dev/null
+		echo "(run.sh removed the namespace $ns the test left)" >>"$dir/output"
+	done
+	rm -rf "$dir/tmp"
+	secs=$(awk -v s="$start" -v e="$(date +%s%N)" 'BEGIN { printf "%.1f", (e - s) / 1e9 }')
+	case $rc in
+	0)
+		pass=$((pass + 1))
+		echo "ok   $name (${secs}s)"
+		;;
+	77)
+		skipped=$((skipped + 1))
+		echo "skip $name: $(tail -n 1 "$dir/output")"
+		;;
+	*)
+		failed=$((failed + 1))
+		[ $rc -eq 124 ] && echo "(killed after ${RS_TEST_TIMEOUT:-300}s)" >>"$dir/output"
+		echo "FAIL $name (${secs}s, status $rc; output and logs in $dir)"
+		tail -n 80 "$dir/output" | sed 's/^/    /'
+		;;
+	esac
+done
+[ $skipped -gt 0 ] && echo "acceptance: $skipped skipped (not root, or no ip netns)"
+echo "acceptance: $pass passed, $failed failed"
+[ $failed -eq 0 ]

@@ -1,0 +1,559 @@
+# shellcheck shell=bash
+# tests/cluster/lib.sh - a test cluster in a private network namespace.
+#
+# Source it from a bash test, then:
+#
+#   cluster_up [--gateways N]     netns, Service, store, secret; starts gateways 1..N
+#   gw_start N [ARGS...]          gateway gw-N on 127.0.1.N (listen :7000, peer :7001,
+#                                 metrics :9100); ARGS are extra gateway flags, kept
+#                                 for gw_restart; waits for /readyz, then joins the
+#                                 Service
+#   gw_stop N / gw_kill N / gw_restart N   SIGTERM / SIGKILL / stop then start
+#   svc_update [N...]             rewrite the Service's DNAT over gateways N... (default:
+#                                 every running gateway)
+#   sup_start M [SANDBOXES [ARGS...]]  supervisor sup-M binding 127.0.2.M, token minted
+#                                 with ringsteerctl token (ttl RS_SUP_TOKEN_TTL s)
+#   sup_stop M / sup_kill M / sup_restart M
+#   sup_set_sandboxes M K         new count in its --sandboxes-file, then SIGHUP
+#   sup_blip M                    kill its TCP connections (ss -K) inside the netns
+#   where M                       prints the gateway id (gw-N) sup-M is attached to
+#   count_on N                    supervisors attached to gw-N (from the store)
+#   metric N NAME [LABELMATCH]    value of a metric on gw-N's /metrics (summed over
+#                                 the lines whose labels contain LABELMATCH; 0 if none)
+#   await "DESC" TIMEOUT_S CMD... poll CMD every 50 ms; on timeout print DESC and the
+#                                 cluster state, and fail the test
+#   hold "DESC" SECONDS CMD...    CMD must keep succeeding for SECONDS (polled), else fail
+#   fail "MSG"                    print MSG and the cluster state, exit 1
+#   cluster_down                  kill everything, delete the netns and the temp dir
+#                                 (an EXIT trap installed by cluster_up)
+#
+# Member ids are sup-M, gateway ids gw-N.  Rules for the network:
+# ../shared/notes/test-network.md: everything lives in its own namespace, the
+# Service is nftables DNAT with `numgen random mod N` as kube-proxy makes it.
+#
+# Environment:
+#   RS_BUILD            directory of the binaries (default: build)
+#   RS_HEARTBEAT_MS     gateway --heartbeat (200)    RS_TTL_MS  gateway --ttl (1000)
+#   RS_GW_ARGS          extra flags for every gateway (word-split)
+#   RS_SUP_ARGS         extra flags for every supervisor (word-split)
+#   RS_SUP_TOKEN_TTL    lifetime in seconds of the tokens sup_start mints (3600)
+#   RS_SUP_SERVICE      where supervisors dial (default the Service, 127.0.0.100:7000)
+#   RS_ARTIFACTS        if set, cluster_down copies the logs and the store there
+#   RS_KEEP=1           cluster_down keeps the temp dir (and says where)
+#   RS_NS_PREFIX        namespace names are PREFIX-1, PREFIX-2, ... (default rs-PID)
+
+RS_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+RS_BUILD=${RS_BUILD:-build}
+RS_HEARTBEAT_MS=${RS_HEARTBEAT_MS:-200}
+RS_TTL_MS=${RS_TTL_MS:-1000}
+RS_GW_ARGS=${RS_GW_ARGS:-}
+RS_SUP_ARGS=${RS_SUP_ARGS:-}
+RS_SUP_TOKEN_TTL=${RS_SUP_TOKEN_TTL:-3600}
+
+RS_SVC_ADDR=127.0.0.100
+RS_SVC_PORT=7000
+RS_SERVICE=$RS_SVC_ADDR:$RS_SVC_PORT
+RS_GW_LISTEN_PORT=7000
+RS_GW_PEER_PORT=7001
+RS_GW_METRICS_PORT=9100
+
+RS_NS=""            # network namespace name
+RS_DIR=""           # temp dir: store, secret, tokens, logs
+RS_STORE=""         # sqlite:$RS_DIR/ringsteer.db
+RS_SECRET=""        # $RS_DIR/secret
+RS_ERR_FD=2         # the test's stderr, saved (await silences its command)
+declare -A RS_GW_PID=() RS_GW_XARGS=() RS_GW_STARTS=()
+declare -A RS_SUP_PID=() RS_SUP_XARGS=() RS_SUP_STARTS=() RS_SUP_BOXES=()
+declare -a RS_SVC_SET=()
+RS_CLUSTER_SEQ=${RS_CLUSTER_SEQ:-0}
+
+# --- small helpers -----------------------------------------------------------
+
+rs_log() { printf '%s %s\n' "$(date +%H:%M:%S.%3N)" "$*" >&"$RS_ERR_FD"; }
+rs_now_ms() { local t; t=$(date +%s%N); echo $((t / 1000000)); }
+rs_ns() { ip netns exec "$RS_NS" "$@"; }
+gw_id() { echo "gw-$1"; }
+gw_addr() { echo "127.0.1.$1"; }
+sup_addr() { echo "127.0.2.$1"; }
+gw_log() { echo "$RS_DIR/log/gw-$1.${2:-${RS_GW_STARTS[$1]:-1}}.log"; }
+sup_log() { echo "$RS_DIR/log/sup-$1.${2:-${RS_SUP_STARTS[$1]:-1}}.log"; }
+ctl() { "$RS_BUILD/ringsteerctl" "$@"; }
+
+# Exit 77 (skipped) unless this can make a network namespace.
+rs_require_netns() {
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "skip: not root" >&2
+		exit 77
+	fi
+	if ! command -v ip >/dev/null || ! ip netns list >/dev/null 2>&1; then
+		echo "skip: ip netns unavailable" >&2
+		exit 77
+	fi
+	local t
+	for t in nft ss jq curl; do
+		command -v "$t" >/dev/null || { echo "missing tool: $t" >&2; exit 1; }
+	done
+}
+
+# --- state dump, failure -----------------------------------------------------
+
+cluster_state() {
+	{
+		echo "---- cluster state ($RS_NS, $RS_DIR) at $(date +%H:%M:%S.%3N)"
+		echo "-- service endpoints: ${RS_SVC_SET[*]:-none}"
+		echo "-- gateways (store):"
+		ctl gateways --store "$RS_STORE" --all 2>&1 | sed 's/^/   /'
+		echo "-- sessions (store):"
+		ctl sessions --store "$RS_STORE" --all 2>&1 | sed 's/^/   /'
+		local f
+		for f in "$RS_DIR"/log/*.log; do
+			[ -e "$f" ] || continue
+			echo "-- ${f##*/} (last 15 lines):"
+			tail -n 15 "$f" | sed 's/^/   /'
+		done
+		echo "----"
+	} >&"$RS_ERR_FD" 2>&1
+}
+
+fail() {
+	rs_log "FAIL: $*"
+	[ -n "$RS_DIR" ] && [ -d "$RS_DIR" ] && cluster_state
+	exit 1
+}
+
+# await "DESC" TIMEOUT_S CMD...: CMD (a command or function, run in this shell
+# with stdout and stderr silenced) is polled every 50 ms until it succeeds.
+await() {
+	local desc=$1 timeout=$2
+	shift 2
+	local deadline now
+	deadline=$(($(rs_now_ms) + $(awk -v t="$timeout" 'BEGIN { printf "%d", t * 1000 }')))
+	while :; do
+		if "$@" >/dev/null 2>&1; then
+			return 0
+		fi
+		now=$(rs_now_ms)
+		if [ "$now" -ge "$deadline" ]; then
+			fail "timed out after ${timeout}s awaiting: $desc"
+		fi
+		sleep 0.05
+	done
+}
+
+# hold "DESC" SECONDS CMD...: CMD must succeed at every poll for SECONDS.
+hold() {
+	local desc=$1 secs=$2
+	shift 2
+	local deadline
+	deadline=$(($(rs_now_ms) + $(awk -v t="$secs" 'BEGIN { printf "%d", t * 1000 }')))
+	while [ "$(rs_now_ms)" -lt "$deadline" ]; do
+		"$@" >/dev/null 2>&1 || fail "did not hold for ${secs}s: $desc"
+		sleep 0.05
+	done
+}
+
+# --- cluster -----------------------------------------------------------------
+
+cluster_up() {
+	local n=0
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--gateways) n=$2; shift 2 ;;
+		*) echo "cluster_up: unknown argument $1" >&2; exit 2 ;;
+		esac
+	done
+	rs_require_netns
+	RS_BUILD=$(cd "$RS_BUILD" && pwd) || exit 1
+	exec {RS_ERR_FD}>&2
+
+	RS_CLUSTER_SEQ=$((RS_CLUSTER_SEQ + 1))
+	RS_GW_PID=() RS_GW_XARGS=() RS_GW_STARTS=()
+	RS_SUP_PID=() RS_SUP_XARGS=() RS_SUP_STARTS=() RS_SUP_BOXES=()
+	RS_SVC_SET=()
+	RS_NS="${RS_NS_PREFIX:-rs-$$}-$RS_CLUSTER_SEQ"
+	RS_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ringsteer-cluster.XXXXXX")
+	mkdir -p "$RS_DIR/log"
+	RS_STORE="sqlite:$RS_DIR/ringsteer.db"
+	RS_SECRET="$RS_DIR/secret"
+	trap 'cluster_down; exit $?' EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+
+	(umask 077 && head -c 32 /dev/urandom | od -An -v -tx1 | tr -d ' \n' >"$RS_SECRET")
+	if ! ip netns add "$RS_NS"; then
+		rm -rf "$RS_DIR"
+		RS_NS="" RS_DIR=""
+		echo "skip: ip netns unavailable (ip netns add failed)" >&2
+		exit 77
+	fi
+	ip -n "$RS_NS" link set lo up || fail "lo up in $RS_NS"
+	svc_update
+	rs_log "cluster $RS_NS up in $RS_DIR"
+
+	local i
+	for ((i = 1; i <= n; i++)); do
+		gw_start "$i"
+	done
+}
+
+cluster_down() {
+	local rc=$?
+	trap - EXIT INT TERM
+	[ -n "$RS_NS" ] || return "$rc"
+	# A daemon that exited by itself, or a sanitizer report in any log, fails
+	# the test even when its assertions passed.
+	local k bad=""
+	for k in "${!RS_GW_PID[@]}"; do
+		[ -n "${RS_GW_PID[$k]}" ] && rs_gone "${RS_GW_PID[$k]}" && bad+=" gw-$k exited by itself;"
+	done
+	for k in "${!RS_SUP_PID[@]}"; do
+		[ -n "${RS_SUP_PID[$k]}" ] && rs_gone "${RS_SUP_PID[$k]}" && bad+=" sup-$k exited by itself;"
+	done
+	if grep -lE 'ERROR: (Address|Leak|Thread|Memory)Sanitizer|runtime error:' "$RS_DIR"/log/*.log >/dev/null 2>&1; then
+		bad+=" sanitizer report in $(grep -lE 'ERROR: (Address|Leak|Thread|Memory)Sanitizer|runtime error:' "$RS_DIR"/log/*.log | xargs -n1 basename | tr '\n' ' ');"
+	fi
+	if [ -n "$bad" ]; then
+		rs_log "FAIL:$bad"
+		[ "$rc" -ne 0 ] || cluster_state
+		[ "$rc" -ne 0 ] || rc=1
+	fi
+	local pid pids=()
+	for pid in "${RS_SUP_PID[@]}" "${RS_GW_PID[@]}"; do
+		[ -n "$pid" ] && pids+=("$pid")
+	done
+	# Everything else still inside our namespace was started by this test too.
+	for pid in $(ip netns pids "$RS_NS" 2>/dev/null); do
+		pids+=("$pid")
+	done
+	for pid in "${pids[@]}"; do
+		kill -KILL "$pid" 2>/dev/null
+	done
+	# Bounded wait (5 s) for them to be gone before the namespace goes.
+	local i
+	for ((i = 0; i < 100; i++)); do
+		for pid in "${pids[@]}"; do
+			rs_gone "$pid" || break
+		done
+		rs_gone "$pid" && break
+		sleep 0.05
+	done
+	ip netns del "$RS_NS" 2>/dev/null
+	if [ -n "${RS_ARTIFACTS:-}" ] && [ -d "$RS_DIR" ]; then
+		mkdir -p "$RS_ARTIFACTS"
+		cp -r "$RS_DIR/log" "$RS_ARTIFACTS/" 2>/dev/null
+		cp "$RS_DIR/ringsteer.db" "$RS_ARTIFACTS/" 2>/dev/null
+	fi
+	if [ "${RS_KEEP:-0}" = 1 ]; then
+		rs_log "kept $RS_DIR"
+	else
+		rm -rf "$RS_DIR"
+	fi
+	RS_NS=""
+	return "$rc"
+}
+
+# --- the Service (kube-proxy's nftables mode, reduced) -----------------------
+
+# svc_update [N...]: the Service 127.0.0.100:7000 DNATs each new connection to
+# one of the listed gateways' listen endpoints, chosen by numgen random.  The
+# table is replaced in one nft transaction.
+svc_update() {
+	local set=()
+	if [ $# -gt 0 ]; then
+		set=("$@")
+	else
+		local n
+		for n in $(printf '%s\n' "${!RS_GW_PID[@]}" | sort -n); do
+			[ -n "${RS_GW_PID[$n]}" ] && set+=("$n")
+		done
+	fi
+	RS_SVC_SET=("${set[@]}")
+	local rules i vmap=""
+	rules="table ip rs_svc {}
+delete table ip rs_svc
+table ip rs_svc {
+"
+	for i in "${!set[@]}"; do
+		rules+="	chain ep_${set[$i]} { meta l4proto tcp dnat to $(gw_addr "${set[$i]}"):$RS_GW_LISTEN_PORT; }
+"
+		vmap+="${vmap:+, }$i : goto ep_${set[$i]}"
+	done
+	rules+="	chain svc {
+"
+	[ ${#set[@]} -gt 0 ] && rules+="		numgen random mod ${#set[@]} vmap { $vmap }
+"
+	rules+="	}
+	chain services { ip daddr $RS_SVC_ADDR tcp dport $RS_SVC_PORT goto svc; }
+	chain output { type nat hook output priority -100; policy accept; jump services; }
+	chain prerouting { type nat hook prerouting priority dstnat; policy accept; jump services; }
+}
+"
+	printf '%s' "$rules" | ip netns exec "$RS_NS" nft -f - || fail "nft: could not load the Service"
+}
+
+# --- gateways ------------------------------------------------------------------
+
+gw_alive() { [ -n "${RS_GW_PID[$1]:-}" ] && ! rs_gone "${RS_GW_PID[$1]}"; }
+
+gw_ready() {
+	gw_alive "$1" || fail "gw-$1 exited while starting (log: $(gw_log "$1"))"
+	rs_ns curl -fsS --max-time 1 "http://$(gw_addr "$1"):$RS_GW_METRICS_PORT/readyz" >/dev/null
+}
+
+gw_start() {
+	local n=$1
+	shift
+	[ -z "${RS_GW_PID[$n]:-}" ] || fail "gw_start $n: already running"
+	[ -x "$RS_BUILD/ringsteer-gateway" ] || fail "missing binary: $RS_BUILD/ringsteer-gateway"
+	if [ $# -gt 0 ]; then RS_GW_XARGS[$n]="$*"; fi
+	RS_GW_STARTS[$n]=$((${RS_GW_STARTS[$n]:-0} + 1))
+	local a
+	a=$(gw_addr "$n")
+	# shellcheck disable=SC2086
+	ip netns exec "$RS_NS" "$RS_BUILD/ringsteer-gateway" --id "gw-$n" \
+		--listen "$a:$RS_GW_LISTEN_PORT" --peer "$a:$RS_GW_PEER_PORT" \
+		--store "$RS_STORE" --secret "$RS_SECRET" --metrics "$a:$RS_GW_METRICS_PORT" \
+		--heartbeat "$RS_HEARTBEAT_MS" --ttl "$RS_TTL_MS" \
+		$RS_GW_ARGS ${RS_GW_XARGS[$n]:-} >"$(gw_log "$n")" 2>&1 &
+	RS_GW_PID[$n]=$!
+	disown "$!" # no "Killed" notices; exits are awaited with rs_gone
+	await "gw-$n ready (/readyz)" 10 gw_ready "$n"
+	svc_update
+}
+
+# Stops gw-N (signal SIG, default TERM) and waits for it to exit.  The Service
+# drops it first, as kube-proxy drops a terminating endpoint.
+rs_gw_signal() {
+	local n=$1 sig=$2 pid=${RS_GW_PID[$1]:-}
+	[ -n "$pid" ] || fail "gw $n is not running"
+	RS_GW_PID[$n]=""
+	svc_update
+	kill -"$sig" "$pid" 2>/dev/null
+	await "gw-$n exits after SIG$sig" 10 rs_gone "$pid"
+}
+# rs_gone PID: the process has exited (a zombie counts: it may be nobody's
+# to reap, the daemons being disowned).
+rs_gone() {
+	[ -n "$1" ] || return 0
+	local st
+	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 0
+	[ -z "$st" ] || [ "${st%% *}" = Z ]
+}
+gw_stop() { rs_gw_signal "$1" TERM; }
+gw_kill() { rs_gw_signal "$1" KILL; }
+gw_restart() { gw_stop "$1"; gw_start "$1"; }
+
+# --- supervisors -----------------------------------------------------------------
+
+sup_alive() { [ -n "${RS_SUP_PID[$1]:-}" ] && ! rs_gone "${RS_SUP_PID[$1]}"; }
+
+# sup_token M [TTL_S [SECRET_FILE]]: prints a fresh token for sup-M.
+sup_token() {
+	ctl token --secret "${3:-$RS_SECRET}" --member "sup-$1" --ttl "${2:-$RS_SUP_TOKEN_TTL}"
+}
+
+sup_start() {
+	local m=$1 boxes=${2:-${RS_SUP_BOXES[$1]:-1}}
+	shift
+	[ $# -gt 0 ] && shift
+	[ -z "${RS_SUP_PID[$m]:-}" ] || fail "sup_start $m: already running"
+	[ -x "$RS_BUILD/ringsteer-supervisor" ] || fail "missing binary: $RS_BUILD/ringsteer-supervisor"
+	if [ $# -gt 0 ]; then RS_SUP_XARGS[$m]="$*"; fi
+	RS_SUP_BOXES[$m]=$boxes
+	RS_SUP_STARTS[$m]=$((${RS_SUP_STARTS[$m]:-0} + 1))
+	local tok="$RS_DIR/sup-$m.token" boxf="$RS_DIR/sup-$m.sandboxes"
+	if [ ! -s "$tok" ] || [ "${RS_SUP_KEEP_TOKEN:-0}" != 1 ]; then
+		sup_token "$m" >"$tok.new" || fail "ringsteerctl token for sup-$m"
+		mv "$tok.new" "$tok"
+	fi
+	echo "$boxes" >"$boxf"
+	# shellcheck disable=SC2086
+	ip netns exec "$RS_NS" "$RS_BUILD/ringsteer-supervisor" --id "sup-$m" \
+		--service "${RS_SUP_SERVICE:-$RS_SERVICE}" --token-file "$tok" \
+		--sandboxes "$boxes" --sandboxes-file "$boxf" --bind "$(sup_addr "$m")" \
+		$RS_SUP_ARGS ${RS_SUP_XARGS[$m]:-} >"$(sup_log "$m")" 2>&1 &
+	RS_SUP_PID[$m]=$!
+	disown "$!"
+}
+
+rs_sup_signal() {
+	local m=$1 sig=$2 pid=${RS_SUP_PID[$1]:-}
+	[ -n "$pid" ] || fail "sup $m is not running"
+	RS_SUP_PID[$m]=""
+	kill -"$sig" "$pid" 2>/dev/null
+	await "sup-$m exits after SIG$sig" 10 rs_gone "$pid"
+}
+sup_stop() { rs_sup_signal "$1" TERM; }
+
+# sups_stop M...: SIGTERM to all at once, then wait for each to exit.
+sups_stop() {
+	local m pids=()
+	for m in "$@"; do
+		[ -n "${RS_SUP_PID[$m]:-}" ] || fail "sup $m is not running"
+		pids+=("${RS_SUP_PID[$m]}")
+		kill -TERM "${RS_SUP_PID[$m]}" 2>/dev/null
+		RS_SUP_PID[$m]=""
+	done
+	local pid
+	for pid in "${pids[@]}"; do
+		await "supervisor pid $pid exits after SIGTERM" 10 rs_gone "$pid"
+	done
+}
+
+# sups_start M...: mints every token first, then starts them all at once.
+sups_start() {
+	local m
+	for m in "$@"; do
+		sup_token "$m" >"$RS_DIR/sup-$m.token.new" || fail "ringsteerctl token for sup-$m"
+		mv "$RS_DIR/sup-$m.token.new" "$RS_DIR/sup-$m.token"
+	done
+	for m in "$@"; do
+		RS_SUP_KEEP_TOKEN=1 sup_start "$m"
+	done
+}
+sup_kill() { rs_sup_signal "$1" KILL; }
+sup_restart() { sup_stop "$1"; sup_start "$1"; }
+
+sup_set_sandboxes() {
+	local m=$1 k=$2
+	sup_alive "$m" || fail "sup_set_sandboxes: sup-$m not running"
+	RS_SUP_BOXES[$m]=$k
+	echo "$k" >"$RS_DIR/sup-$m.sandboxes.new" && mv "$RS_DIR/sup-$m.sandboxes.new" "$RS_DIR/sup-$m.sandboxes"
+	kill -HUP "${RS_SUP_PID[$m]}"
+}
+
+# sup_blip M: destroys sup-M's TCP sockets and their gateway-side peers
+# (SOCK_DESTROY, CONFIG_INET_DIAG_DESTROY) inside the namespace.  Fails when
+# nothing was killed.
+sup_blip() {
+	local a out
+	a=$(sup_addr "$1")
+	out=$(rs_ns ss -K -t -n state established "( src $a or dst $a )" 2>&1)
+	if [ "$(printf '%s\n' "$out" | grep -c "$a")" -lt 1 ]; then
+		fail "sup_blip $1: ss -K killed nothing: $out"
+	fi
+	rs_log "blip sup-$1: $(printf '%s\n' "$out" | grep -c "$a") sockets destroyed"
+}
+
+# --- queries ---------------------------------------------------------------------
+
+# The newest live active session of each member, as JSON lines.
+rs_sessions_json() { ctl sessions --store "$RS_STORE" --all --json; }
+rs_current() {
+	rs_sessions_json | jq -c '[.[] | select(.state == "active" and .live)]
+		| group_by(.member_id) | map(max_by(.epoch)) | .[]'
+}
+
+# where M: the gateway id sup-M is attached to (empty if none); status 1 if none.
+where() {
+	local g
+	g=$(rs_current | jq -r --arg m "sup-$1" 'select(.member_id == $m) | .gateway_id')
+	[ -n "$g" ] || return 1
+	echo "$g"
+}
+
+# session M FIELD: a field of sup-M's current session.
+session() { rs_current | jq -r --arg m "sup-$1" --arg f "$2" 'select(.member_id == $m) | .[$f]'; }
+
+count_on() { rs_current | jq -s --arg g "gw-$1" '[.[] | select(.gateway_id == $g)] | length'; }
+count_attached() { rs_current | jq -s 'length'; }
+
+# metric N NAME [LABELMATCH]
+metric() {
+	local body
+	body=$(rs_ns curl -fsS --max-time 2 "http://$(gw_addr "$1"):$RS_GW_METRICS_PORT/metrics") ||
+		{ echo "metric: gw-$1 /metrics unreachable" >&2; return 1; }
+	printf '%s\n' "$body" | awk -v name="$2" -v lm="${3:-}" '
+		/^#/ || NF < 2 { next }
+		{
+			key = $1; val = $2
+			if (index($0, "{")) {
+				key = substr($0, 1, index($0, "{") - 1)
+				rest = substr($0, index($0, "}") + 1)
+				split(rest, f, " "); val = f[1]
+				labels = substr($0, index($0, "{"), index($0, "}") - index($0, "{") + 1)
+			} else labels = ""
+			if (key != name) next
+			if (lm != "" && index(labels, lm) == 0) next
+			sum += val; seen = 1
+		}
+		END { if (sum == int(sum)) printf "%d\n", sum; else print sum }'
+}
+
+# --- predicates for await / hold ----------------------------------------------
+
+is_on() { [ "$(where "$1")" = "gw-$2" ]; }
+count_is() { [ "$(count_on "$1")" -eq "$2" ]; }
+attached_is() { [ "$(count_attached)" -eq "$1" ]; }
+metric_is() { [ "$(metric "$1" "$2" "${4:-}")" = "$3" ]; }
+metric_ge() { local v; v=$(metric "$1" "$2" "${4:-}") && [ "${v%.*}" -ge "$3" ]; }
+# log_count FILE PATTERN: lines of FILE matching the extended regex PATTERN.
+log_count() { grep -cE -- "$2" "$1" 2>/dev/null || true; }
+log_has() { grep -qE -- "$2" "$1" 2>/dev/null; }
+# logfield KEY: the value of KEY in the logfmt line on stdin (unquoted values).
+logfield() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" | tail -n 1; }
+# sup_last M KEY: KEY of the last event=attached line of sup-M's current log.
+sup_last() { grep -E 'event=attached( |$)' "$(sup_log "$1")" 2>/dev/null | tail -n 1 | logfield "$2"; }
+# all_attached M...: each sup-M's current process has logged an attachment,
+# and the store's current session of sup-M is that one (same epoch and
+# gateway), active and live.  One store query and one pass over the logs.
+all_attached() {
+	local -A cur=() last=()
+	local mem ep gw f m
+	while read -r mem ep gw; do
+		cur[$mem]="$ep $gw"
+	done < <(rs_current | jq -r '"\(.member_id) \(.epoch) \(.gateway_id)"')
+	local files=()
+	for m in "$@"; do files+=("$(sup_log "$m")"); done
+	while read -r f ep gw; do
+		last[$f]="$ep $gw"
+	done < <(awk '/ event=attached( |$)/ {
+			e = ""; g = ""
+			for (i = 1; i <= NF; i++) {
+				if ($i ~ /^epoch=/) e = substr($i, 7)
+				if ($i ~ /^gateway=/) g = substr($i, 9)
+			}
+			last[FILENAME] = e " " g
+		}
+		END { for (f in last) print f, last[f] }' "${files[@]}" 2>/dev/null)
+	for m in "$@"; do
+		f=$(sup_log "$m")
+		[ -n "${last[$f]:-}" ] && [ "${last[$f]}" = "${cur[sup-$m]:-}" ] || return 1
+	done
+}
+sup_attached() { all_attached "$1"; }
+
+# --- raw frames (docs/PROTOCOL.md, include/ringsteer/proto.h) -------------------
+# Each prints hex.  A frame: u32 BE length of what follows, u8 version, u8 type,
+# payload; a string is a u16 BE length and its bytes.
+
+hex_u8() { printf '%02x' "$1"; }
+hex_u16() { printf '%04x' "$1"; }
+hex_u32() { printf '%08x' "$1"; }
+hex_u64() { printf '%016x' "$1"; }
+hex_bytes() { printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n'; }
+hex_str() { hex_u16 "${#1}"; hex_bytes "$1"; }
+# frame_hex TYPE PAYLOAD_HEX [VERSION]
+frame_hex() {
+	local payload=$2
+	hex_u32 $((2 + ${#payload} / 2))
+	hex_u8 "${3:-1}"
+	hex_u8 "$1"
+	printf '%s' "$payload"
+}
+# hello_hex MEMBER INSTANCE EPOCH FLAGS TOKEN SANDBOXES
+hello_hex() {
+	frame_hex 1 "$(hex_str "$1")$(hex_str "$2")$(hex_u64 "$3")$(hex_u8 "$4")$(hex_str "$5")$(hex_u32 "$6")"
+}
+
+# raw_send ADDR:PORT HEX [WAIT_S]: one exchange from inside the namespace;
+# prints closed|reset|open HEX... or refused (see raw.sh).
+raw_send() {
+	rs_ns bash "$RS_LIB_DIR/raw.sh" "$@"
+}
+
+# reply_type LINE: the frame type of the first frame in raw_send's reply, in
+# decimal, or empty when nothing came back.
+reply_type() { set -- $1; [ $# -ge 7 ] && echo $((16#$7)); }
+# reply_reject_code LINE: the REJECT code of that first frame (empty if not REJECT).
+reply_reject_code() { set -- $1; [ $# -ge 9 ] && [ "$7" = 04 ] && echo $((16#$8$9)); }
