@@ -10,6 +10,8 @@
 
 #include "ringsteer/placer.h"
 
+#include <stdbool.h>
+
 /* Marks gateway stopping as draining in p and plans the handoff of the n
  * members attached to it (each counted in its load): targets[i] receives
  * member i's gateway index.  p ends holding the loads after the handoff.
@@ -18,5 +20,41 @@
  * (p is then unchanged but for the draining flag). */
 int rs_drain_plan(struct rs_placer *p, uint32_t stopping, const char *const *members, size_t n,
 		  uint32_t *targets);
+
+/* The drain's pacing, as a pure state machine the gateway drives from its
+ * event loop: it says what to do now and when to ask again. */
+struct rs_drain_config {
+	uint32_t pace_ms;            /* between two REDIRECTs (default 50) */
+	uint32_t budget_ms;          /* whole drain, then close the rest (default 25000) */
+	uint32_t membership_wait_ms; /* longest wait to see another serving gateway (default 5000) */
+};
+
+enum rs_drain_action {
+	RS_DRAIN_WAIT,       /* nothing to do before *wake_ms */
+	RS_DRAIN_HAND_OFF,   /* redirect the next waiting supervisor, then call rs_drain_sent() */
+	RS_DRAIN_CLOSE_REST, /* the budget is spent: close whatever is still attached */
+	RS_DRAIN_DONE,       /* nobody left */
+};
+
+struct rs_drain {
+	struct rs_drain_config cfg;
+	int64_t started_ms;
+	int64_t last_sent_ms;
+	bool sent_any;
+	bool membership_seen; /* another serving gateway was seen, or the wait ran out */
+};
+
+/* Starts a drain at now with cfg (zero fields take the defaults). */
+void rs_drain_start(struct rs_drain *d, const struct rs_drain_config *cfg, int64_t now_ms);
+
+/* Decides the next step at now, given how many supervisors still wait for
+ * their REDIRECT, how many were redirected and are still attached, and
+ * whether another live, serving gateway is known.  *wake_ms is when to ask
+ * again (for every action but DONE). */
+enum rs_drain_action rs_drain_next(struct rs_drain *d, int64_t now_ms, size_t waiting, size_t in_flight,
+				   bool others_serving, int64_t *wake_ms);
+
+/* Records that a REDIRECT (or an attempt the store refused) was made at now. */
+void rs_drain_sent(struct rs_drain *d, int64_t now_ms);
 
 #endif

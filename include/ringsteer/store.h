@@ -74,6 +74,15 @@ const struct rs_store_options *rs_store_options(const struct rs_store *st);
 int rs_store_gateway_register(struct rs_store *st, const char *id, const char *peer, enum rs_gateway_state state,
 			      int64_t now_ms);
 
+/* Sets gateway id's state (serving or draining) without touching its
+ * heartbeat: how `ringsteerctl drain` asks a gateway to drain.  Returns 0,
+ * -ENOENT, -EINVAL, -EIO, -EBUSY. */
+int rs_store_gateway_set_state(struct rs_store *st, const char *id, enum rs_gateway_state state);
+
+/* Reads gateway id's row (live and supervisors filled as in the listing).
+ * Returns 0, -ENOENT, -EINVAL, -EIO, -EBUSY. */
+int rs_store_gateway_get(struct rs_store *st, const char *id, int64_t now_ms, struct rs_gateway_row *row);
+
 /* Deletes gateway id and every session row on it.  Returns 0, -ENOENT,
  * -EIO, -EBUSY. */
 int rs_store_gateway_remove(struct rs_store *st, const char *id);
@@ -96,6 +105,8 @@ struct rs_admit {
 	const char *instance_id;
 	uint64_t epoch;
 	bool stay;                /* HELLO asked to stay */
+	bool handoff;             /* the deciding gateway drains and hands this
+				   * attached member (row: here, this epoch) off */
 	uint32_t sandboxes;
 	const char *source;       /* "ADDR:PORT" or "" */
 	int64_t now_ms;
@@ -113,7 +124,15 @@ struct rs_admit {
  * the target until now + reservation, so concurrent arrivals count it.
  * Returns 0, -ESTALE (the member's row holds a newer epoch: this connection
  * is superseded; nothing written), -ENOENT (the deciding gateway is not
- * registered, or no gateway takes anyone), -EIO, -EBUSY. */
+ * registered, or no gateway takes anyone), -EIO, -EBUSY.
+ *
+ * With handoff set, the deciding gateway is draining and the member is
+ * attached to it: the member's row must be (gateway_id, epoch), else
+ * -ESTALE; it is placed by the rule over the ring without the draining
+ * gateway (reason drain-handoff), never accepted here, and its row becomes a
+ * pending reservation at the target with the same epoch and sandboxes, so
+ * the next handoff of the plan counts it.  instance_id, sandboxes and source
+ * are taken from the row. */
 int rs_store_admit(struct rs_store *st, struct rs_admit *a);
 
 /* A session a gateway holds, for rs_store_heartbeat(). */

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# store_test.sh - `ringsteerctl gateways` and `ringsteerctl sessions` against
-# a store this test fills with the sqlite3 command-line tool: the aligned
+# store_test.sh - `ringsteerctl gateways`, `sessions` and `drain` against a
+# store this test fills with the sqlite3 command-line tool: the aligned
 # table, --json (parsed with jq), --all against live rows, --gateway, JSON
-# escaping of odd ids, bad arguments (exit 2, one line on stderr) and
-# unreachable stores (exit 1, naming the URL).
+# escaping of odd ids, drain turning a row draining (and unknown ids),
+# bad arguments (exit 2, one line on stderr) and unreachable stores
+# (exit 1, naming the URL).
 # usage: store_test.sh PATH/TO/ringsteerctl
 set -u
 ctl=$1
@@ -119,6 +120,34 @@ expect_eq "sessions json --gateway" "m3,m6" \
 	"$("$ctl" sessions --store "$url" --json --all --gateway gw-b | jq -r 'map(.member_id) | join(",")')"
 expect_eq "sessions json --gateway none" "[]" "$("$ctl" sessions --store "$url" --json --gateway gw-x | jq -c .)"
 
+# drain: the row turns draining, nothing else about it changes (its
+# heartbeat least of all: asking must not keep a gateway alive).
+out=$("$ctl" drain gw-a --store "$url")
+expect_eq "drain rc" 0 $?
+expect_eq "drain output" "drain requested: gw-a" "$out"
+json=$("$ctl" gateways --store "$url" --json --all)
+expect_eq "drain state" "gw-a:draining:true:2:$now gw-b:draining:true:1:$now gw-c:serving:false:0:$old" \
+	"$(printf '%s' "$json" | jq -r 'map("\(.id):\(.state):\(.live):\(.supervisors):\(.heartbeat_ms)") | join(" ")')"
+expect_eq "drain state in the table" "draining" \
+	"$("$ctl" gateways --store "$url" | awk '$1 == "gw-a" { print $3 }')"
+# Options before the operand, --json; a dead gateway can be asked too.
+out=$("$ctl" drain --json --store "$url" gw-c)
+expect_eq "drain --json rc" 0 $?
+expect_eq "drain --json" '{"id":"gw-c","state":"draining"}' "$(printf '%s' "$out" | jq -c .)"
+expect_eq "drain dead gateway" "draining false" \
+	"$("$ctl" gateways --store "$url" --json --all | jq -r '.[] | select(.id == "gw-c") | "\(.state) \(.live)"')"
+# Already draining: asked again, still fine.
+"$ctl" drain gw-b --store "$url" >/dev/null
+expect_eq "drain again rc" 0 $?
+# An unknown gateway: exit 1, one line naming it, nothing created.
+err=$("$ctl" drain gw-x --store "$url" 2>&1 >/dev/null)
+expect_eq "drain unknown rc" 1 $?
+expect_eq "drain unknown lines" 1 "$(printf '%s\n' "$err" | wc -l)"
+case "$err" in *gw-x*"$url"*) ok ;; *) bad "drain unknown message [$err]" ;; esac
+expect_eq "drain unknown creates nothing" 3 "$("$ctl" gateways --store "$url" --json --all | jq length)"
+expect_eq "drain unknown stdout" "" "$("$ctl" drain gw-x --store "$url" 2>/dev/null)"
+sqlite3 "$db" "UPDATE gateways SET state = 0 WHERE id IN ('gw-a', 'gw-c')"
+
 # Odd bytes in ids: valid JSON whatever they are; the table shows control
 # bytes as '?'.  (The protocol never lets such ids in; a hand might.)
 sqlite3 "$db" "INSERT INTO gateways VALUES ('q\"b' || char(92) || char(9) || 'é' || char(10) || 'z', 'esc:1', 0, $now);
@@ -163,6 +192,21 @@ expect_usage_error gateways --store "$url" --gateway gw-a
 expect_usage_error sessions --store "$url" --gateway ""
 expect_usage_error sessions --store "$url" --gateway "$(printf 'g%.0s' $(seq 300))"
 expect_usage_error sessions --store "$url" --gateway
+expect_usage_error drain
+expect_usage_error drain --store "$url"
+expect_usage_error drain --json
+expect_usage_error drain gw-a gw-b --store "$url"
+expect_usage_error drain "" --store "$url"
+expect_usage_error drain "$(printf 'g%.0s' $(seq 300))" --store "$url"
+expect_usage_error drain gw-a --bogus
+expect_usage_error drain gw-a --all --store "$url"
+expect_usage_error drain gw-a --store
+expect_usage_error drain gw-a --store ""
+expect_usage_error drain gw-a --store "$db"
+expect_usage_error drain gw-a --store "postgres://localhost/ringsteer"
+expect_usage_error drain gw-a -x
+expect_eq "bad drain changed nothing" "serving" \
+	"$("$ctl" gateways --store "$url" --json | jq -r '.[] | select(.id == "gw-a") | .state')"
 
 # Unreachable stores: exit 1, one line naming the URL.
 expect_store_failure() { # url
@@ -173,6 +217,10 @@ expect_store_failure() { # url
 		if [ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ "$err" == *"$1"* ]]; then ok
 		else bad "ringsteerctl $cmd --store $1 -> rc=$rc stderr=[$err]"; fi
 	done
+	err=$("$ctl" drain gw-a --store "$1" 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ "$err" == *"$1"* ]]; then ok
+	else bad "ringsteerctl drain gw-a --store $1 -> rc=$rc stderr=[$err]"; fi
 }
 expect_store_failure "sqlite:$dir/missing/ringsteer.db"
 printf 'this is not a database, only some text that fills a page\n%.0s' $(seq 100) > "$dir/text"
@@ -192,6 +240,8 @@ fi
 # --help succeeds.
 "$ctl" gateways --help >/dev/null && ok || bad "gateways --help failed"
 "$ctl" sessions --help >/dev/null && ok || bad "sessions --help failed"
+"$ctl" drain --help >/dev/null && ok || bad "drain --help failed"
+"$ctl" --help | grep -q '^  drain ID' && ok || bad "drain missing from ringsteerctl --help"
 
 echo "store: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

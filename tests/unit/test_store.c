@@ -2,8 +2,10 @@
  * schema and reopen, registration and listings, TTL expiry, the placement
  * transaction against the reference rule (rs_place over the same snapshot,
  * read back through the listings), reservations, stale records, stay,
- * epochs, heartbeats, departures, two handles and two processes sharing one
- * file, busy and dead stores, and corrupt rows. */
+ * epochs, heartbeats, departures, gateway state and single-row reads, drain
+ * handoffs against the drain plan (rs_drain_plan over the same snapshot),
+ * two handles and two processes sharing one file, busy and dead stores, and
+ * corrupt rows. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -22,7 +24,9 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "ringsteer/drain.h"
 #include "ringsteer/placement.h"
+#include "ringsteer/placer.h"
 #include "ringsteer/ring.h"
 #include "ringsteer/store.h"
 #include "testutil.h"
@@ -806,6 +810,533 @@ static void test_session_end(void **state)
 	rs_store_close(st);
 }
 
+static void test_gateway_state_and_get(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store(f);
+	struct rs_gateway_row row, *rows;
+	struct rs_admit a;
+	char long_id[RS_ID_MAX + 2];
+	size_t n;
+
+	register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
+	register_gw(st, "gw-b", RS_GATEWAY_SERVING, T0 + 5);
+	assert_int_equal(rs_store_gateway_get(st, "gw-a", T0 + 10, &row), 0);
+	assert_string_equal(row.id, "gw-a");
+	assert_string_equal(row.peer, "10.0.0.101:7443");
+	assert_int_equal(row.state, RS_GATEWAY_SERVING);
+	assert_int_equal(row.heartbeat_ms, T0);
+	assert_true(row.live);
+	assert_int_equal(row.supervisors, 0);
+
+	/* Two attached on gw-a, and a reservation at gw-a made by gw-b. */
+	a = arrival("gw-a", "m-1", 1, true, T0 + 10);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	a = arrival("gw-a", "m-2", 1, true, T0 + 10);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	register_gw(st, "gw-b", RS_GATEWAY_DRAINING, T0 + 10);
+	a = arrival("gw-b", "m-3", 1, true, T0 + 20);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_false(a.accepted);
+	assert_string_equal(a.target_id, "gw-a");
+	assert_int_equal(rs_store_gateway_get(st, "gw-a", T0 + 20, &row), 0);
+	assert_int_equal(row.supervisors, 3);
+	register_gw(st, "gw-b", RS_GATEWAY_SERVING, T0 + 20);
+
+	/* set_state changes the state and nothing else (the heartbeat above
+	 * all: asking a gateway to drain must not keep it alive). */
+	assert_int_equal(rs_store_gateway_set_state(st, "gw-a", RS_GATEWAY_DRAINING), 0);
+	assert_int_equal(rs_store_gateway_get(st, "gw-a", T0 + 30, &row), 0);
+	assert_int_equal(row.state, RS_GATEWAY_DRAINING);
+	assert_int_equal(row.heartbeat_ms, T0 + 10); /* its admissions' refresh */
+	assert_string_equal(row.peer, "10.0.0.101:7443");
+	assert_int_equal(row.supervisors, 3);
+	/* Again: same state, still 0 (the row is there). */
+	assert_int_equal(rs_store_gateway_set_state(st, "gw-a", RS_GATEWAY_DRAINING), 0);
+	assert_int_equal(rs_store_gateway_set_state(st, "gw-a", RS_GATEWAY_SERVING), 0);
+	assert_int_equal(rs_store_gateway_get(st, "gw-a", T0 + 30, &row), 0);
+	assert_int_equal(row.state, RS_GATEWAY_SERVING);
+	assert_int_equal(rs_store_gateway_set_state(st, "gw-a", RS_GATEWAY_DRAINING), 0);
+
+	/* get agrees with the listing, row for row, live and dead: gw-a's
+	 * heartbeat lapses first, its sessions then count for nothing. */
+	for (int64_t now = T0 + 30; now <= T0 + 20 + TTL + 10; now += TTL / 2 + 1) {
+		assert_int_equal(rs_store_list_gateways(st, now, true, &rows, &n), 0);
+		assert_int_equal(n, 2);
+		for (size_t i = 0; i < n; i++) {
+			memset(&row, 0xa5, sizeof(row));
+			assert_int_equal(rs_store_gateway_get(st, rows[i].id, now, &row), 0);
+			assert_string_equal(row.id, rows[i].id);
+			assert_string_equal(row.peer, rows[i].peer);
+			assert_int_equal(row.state, rows[i].state);
+			assert_int_equal(row.heartbeat_ms, rows[i].heartbeat_ms);
+			assert_int_equal(row.live, rows[i].live);
+			assert_int_equal(row.supervisors, rows[i].supervisors);
+		}
+		free(rows);
+	}
+	assert_int_equal(rs_store_gateway_get(st, "gw-a", T0 + 20 + TTL + 1, &row), 0);
+	assert_false(row.live);
+	assert_int_equal(row.supervisors, 0);
+	assert_int_equal(row.state, RS_GATEWAY_DRAINING);
+
+	/* Unknown ids: -ENOENT, and nothing is created. */
+	assert_int_equal(rs_store_gateway_set_state(st, "gw-x", RS_GATEWAY_DRAINING), -ENOENT);
+	assert_int_equal(rs_store_gateway_get(st, "gw-x", T0, &row), -ENOENT);
+	assert_int_equal(rs_store_list_gateways(st, T0, true, &rows, &n), 0);
+	assert_int_equal(n, 2);
+	free(rows);
+	/* A removed gateway is unknown. */
+	assert_int_equal(rs_store_gateway_remove(st, "gw-b"), 0);
+	assert_int_equal(rs_store_gateway_get(st, "gw-b", T0, &row), -ENOENT);
+	assert_int_equal(rs_store_gateway_set_state(st, "gw-b", RS_GATEWAY_SERVING), -ENOENT);
+
+	/* Bad arguments. */
+	memset(long_id, 'g', sizeof(long_id) - 1);
+	long_id[sizeof(long_id) - 1] = '\0';
+	assert_int_equal(rs_store_gateway_set_state(NULL, "gw-a", RS_GATEWAY_DRAINING), -EINVAL);
+	assert_int_equal(rs_store_gateway_set_state(st, NULL, RS_GATEWAY_DRAINING), -EINVAL);
+	assert_int_equal(rs_store_gateway_set_state(st, "", RS_GATEWAY_DRAINING), -EINVAL);
+	assert_int_equal(rs_store_gateway_set_state(st, long_id, RS_GATEWAY_DRAINING), -EINVAL);
+	assert_int_equal(rs_store_gateway_set_state(st, "gw-a", (enum rs_gateway_state)7), -EINVAL);
+	assert_int_equal(rs_store_gateway_get(NULL, "gw-a", T0, &row), -EINVAL);
+	assert_int_equal(rs_store_gateway_get(st, NULL, T0, &row), -EINVAL);
+	assert_int_equal(rs_store_gateway_get(st, "", T0, &row), -EINVAL);
+	assert_int_equal(rs_store_gateway_get(st, long_id, T0, &row), -EINVAL);
+	assert_int_equal(rs_store_gateway_get(st, "gw-a", T0, NULL), -EINVAL);
+	assert_int_equal(rs_store_gateway_get(st, "gw-a", T0, &row), 0);
+	assert_int_equal(row.state, RS_GATEWAY_DRAINING);
+	rs_store_close(st);
+}
+
+/* A handoff of member (row: gw, epoch) by gw at now. */
+static struct rs_admit handoff(const char *gw, const char *member, uint64_t epoch, int64_t now)
+{
+	return (struct rs_admit){
+		.gateway_id = gw, .member_id = member, .epoch = epoch, .handoff = true, .now_ms = now,
+	};
+}
+
+/* The live sessions at now, asserting that the listing of sessions and the
+ * gateways' counts agree (each member counted once, where its row is). */
+static size_t live_sessions(struct rs_store *st, int64_t now)
+{
+	struct rs_gateway_row *gws;
+	struct rs_session_row *sessions;
+	size_t n_gws, n_sessions, total = 0;
+
+	assert_int_equal(rs_store_list_gateways(st, now, false, &gws, &n_gws), 0);
+	for (size_t i = 0; i < n_gws; i++)
+		total += gws[i].supervisors;
+	free(gws);
+	assert_int_equal(rs_store_list_sessions(st, now, false, &sessions, &n_sessions), 0);
+	free(sessions);
+	assert_int_equal(total, n_sessions);
+	return total;
+}
+
+#define DRAIN_GWS 5
+#define DRAIN_MEMBERS 48
+
+/* The handoffs of a draining gateway, one rs_store_admit each, go exactly
+ * where rs_drain_plan sends them over the same snapshot, every reservation
+ * counting for the next; the supervisors then arrive at their targets and
+ * stay.  Nobody is counted twice at any step. */
+static void test_handoff_matches_plan(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store(f);
+	static const char *const gws[DRAIN_GWS] = { "gw-0", "gw-1", "gw-2", "gw-3", "gw-4" };
+	const char *const stopping = "gw-2";
+	struct rs_gateway_row *rows;
+	struct rs_session_row *sessions, row;
+	struct rs_gateway_load loads[DRAIN_GWS];
+	struct rs_placer *placer;
+	struct rs_ring *ring;
+	struct test_rng rng;
+	char *members[DRAIN_MEMBERS];
+	uint64_t epochs[DRAIN_MEMBERS];
+	uint32_t sandboxes[DRAIN_MEMBERS], targets[DRAIN_MEMBERS], plan_cap;
+	size_t n_rows, n_sessions, n = 0, total, unfollowed = 0;
+	int64_t now = T0;
+	int drained_idx;
+
+	test_rng_seed(&rng, "store handoff", 7);
+	for (size_t g = 0; g < DRAIN_GWS; g++)
+		register_gw(st, gws[g], RS_GATEWAY_SERVING, now);
+	/* A fleet placed by the rule (some redirects followed, some not: their
+	 * reservations still count), with extra stays on the stopping gateway
+	 * so that it holds more than its share. */
+	for (int i = 0; i < 60; i++) {
+		char member[32];
+		struct rs_admit a;
+		bool to_stopping = i % 3 == 0;
+
+		snprintf(member, sizeof(member), "member-%02d", i);
+		a = arrival(to_stopping ? stopping : gws[test_rng_below(&rng, DRAIN_GWS)], member, 1, to_stopping,
+			    now);
+		a.sandboxes = (uint32_t)i;
+		assert_int_equal(rs_store_admit(st, &a), 0);
+		if (!a.accepted && test_rng_below(&rng, 3) == 0) {
+			unfollowed++; /* its reservation counts until it lapses */
+		} else if (!a.accepted) {
+			char target[RS_ID_MAX + 1];
+
+			snprintf(target, sizeof(target), "%s", a.target_id);
+			a = arrival(target, member, 2, true, now);
+			a.sandboxes = (uint32_t)i;
+			assert_int_equal(rs_store_admit(st, &a), 0);
+			assert_true(a.accepted);
+		}
+		now += 10;
+	}
+	total = live_sessions(st, now);
+	assert_int_equal(total, 60);
+
+	/* Ask the stopping gateway to drain; snapshot the store as the plan's
+	 * input: ring of live gateways, their loads and states. */
+	assert_int_equal(rs_store_gateway_set_state(st, stopping, RS_GATEWAY_DRAINING), 0);
+	assert_int_equal(rs_store_heartbeat(st, stopping, now, NULL, 0), 0);
+	assert_int_equal(rs_store_list_gateways(st, now, false, &rows, &n_rows), 0);
+	assert_int_equal(n_rows, DRAIN_GWS);
+	assert_int_equal(rs_ring_new(gws, DRAIN_GWS, &ring), 0);
+	assert_int_equal(rs_placer_new(ring, &placer), 0);
+	for (size_t i = 0; i < n_rows; i++) {
+		int g = rs_ring_find(ring, rows[i].id);
+
+		assert_true(g >= 0);
+		loads[g] = (struct rs_gateway_load){ .load = rows[i].supervisors, .live = rows[i].live,
+						     .draining = rows[i].state == RS_GATEWAY_DRAINING };
+		assert_int_equal(rs_placer_set(placer, (uint32_t)g, &loads[g]), 0);
+	}
+	free(rows);
+	drained_idx = rs_ring_find(ring, stopping);
+	assert_true(drained_idx >= 0);
+	assert_int_equal(rs_store_list_sessions(st, now, false, &sessions, &n_sessions), 0);
+	for (size_t i = 0; i < n_sessions; i++) {
+		if (strcmp(sessions[i].gateway_id, stopping) != 0)
+			continue;
+		assert_true(n < DRAIN_MEMBERS);
+		members[n] = strdup(sessions[i].member_id);
+		assert_non_null(members[n]);
+		epochs[n] = sessions[i].epoch;
+		sandboxes[n] = sessions[i].sandboxes;
+		n++;
+	}
+	free(sessions);
+	assert_int_equal(n, loads[drained_idx].load);
+	assert_true(n >= 20);
+	/* Any order: the plan and the store follow the same one. */
+	for (size_t i = n - 1; i > 0; i--) {
+		size_t j = (size_t)test_rng_below(&rng, i + 1);
+		char *m = members[i];
+		uint64_t e = epochs[i];
+		uint32_t s = sandboxes[i];
+
+		members[i] = members[j];
+		members[j] = m;
+		epochs[i] = epochs[j];
+		epochs[j] = e;
+		sandboxes[i] = sandboxes[j];
+		sandboxes[j] = s;
+	}
+	assert_int_equal(rs_drain_plan(placer, (uint32_t)drained_idx, (const char *const *)members, n, targets), 0);
+	plan_cap = rs_cap(total, DRAIN_GWS - 1);
+
+	/* The handoffs, one transaction each, within every reservation's life. */
+	for (size_t i = 0; i < n; i++) {
+		const char *want = rs_ring_gateway_id(ring, targets[i]);
+		struct rs_admit a = handoff(stopping, members[i], epochs[i], now + (int64_t)i);
+		uint32_t before = load_of(st, want, a.now_ms), here_before = load_of(st, stopping, a.now_ms);
+
+		assert_int_equal(rs_store_admit(st, &a), 0);
+		assert_false(a.accepted);
+		assert_string_equal(a.target_id, want);
+		assert_string_not_equal(a.target_id, stopping);
+		assert_int_equal(a.decision.gateway, targets[i]);
+		assert_int_equal(a.decision.reason, RS_REASON_DRAIN_HANDOFF);
+		assert_int_equal(a.decision.cap, rs_cap(total, DRAIN_GWS - 1));
+		assert_false(a.decision.full);
+		/* Its row: a reservation at the target, same epoch, its own
+		 * instance, sandboxes and source (not the handoff's). */
+		assert_true(session_of(st, members[i], a.now_ms, &row));
+		assert_string_equal(row.gateway_id, want);
+		assert_int_equal(row.state, RS_SESSION_PENDING);
+		assert_int_equal(row.epoch, epochs[i]);
+		assert_int_equal(row.sandboxes, sandboxes[i]);
+		assert_string_equal(row.instance_id, "inst-1");
+		assert_string_equal(row.source, "10.1.0.9:40000");
+		assert_int_equal(row.expires_ms, a.now_ms + RESERVATION);
+		assert_true(row.live);
+		/* Moved, not copied: the next handoff counts it at the target. */
+		assert_int_equal(load_of(st, want, a.now_ms), before + 1);
+		assert_int_equal(load_of(st, stopping, a.now_ms), here_before - 1);
+		assert_int_equal(live_sessions(st, a.now_ms), total);
+		/* Done once: handing it off again finds its row gone from here. */
+		a = handoff(stopping, members[i], epochs[i], now + (int64_t)i);
+		assert_int_equal(rs_store_admit(st, &a), -ESTALE);
+	}
+	now += (int64_t)n;
+	/* The store ends where the plan's placer ends, every target within
+	 * ceil(N / (G - 1)). */
+	assert_int_equal(load_of(st, stopping, now), 0);
+	for (size_t g = 0; g < DRAIN_GWS; g++) {
+		struct rs_gateway_load after;
+
+		assert_int_equal(rs_placer_get(placer, (uint32_t)g, &after), 0);
+		assert_int_equal(load_of(st, gws[g], now), after.load);
+		assert_true(after.load <= plan_cap || (int)g == drained_idx);
+	}
+
+	/* Each supervisor arrives at its target with a newer epoch, asking to
+	 * stay: accepted there, its reservation its stale record. */
+	for (size_t i = 0; i < n; i++) {
+		const char *want = rs_ring_gateway_id(ring, targets[i]);
+		struct rs_admit a = arrival(want, members[i], epochs[i] + 1, true, now + (int64_t)i);
+		uint32_t before = load_of(st, want, a.now_ms);
+
+		a.sandboxes = sandboxes[i];
+		assert_int_equal(admit_checked(st, &a), 0);
+		assert_true(a.accepted);
+		assert_int_equal(a.decision.reason, RS_REASON_STAY);
+		assert_true(session_of(st, members[i], a.now_ms, &row));
+		assert_string_equal(row.gateway_id, want);
+		assert_int_equal(row.state, RS_SESSION_ACTIVE);
+		assert_int_equal(row.epoch, epochs[i] + 1);
+		assert_int_equal(load_of(st, want, a.now_ms), before);
+		assert_int_equal(live_sessions(st, a.now_ms), total);
+		/* The old attachment is superseded now. */
+		a = handoff(stopping, members[i], epochs[i], a.now_ms);
+		assert_int_equal(rs_store_admit(st, &a), -ESTALE);
+	}
+	now += (int64_t)n;
+	for (size_t g = 0; g < DRAIN_GWS; g++) {
+		struct rs_gateway_load after;
+
+		assert_int_equal(rs_placer_get(placer, (uint32_t)g, &after), 0);
+		assert_int_equal(load_of(st, gws[g], now), after.load);
+	}
+	/* Past every reservation's end only the fleet's unfollowed redirects
+	 * are gone: every handed-off supervisor is active at its target. */
+	printf("# handoff: %zu handed off, %zu unfollowed reservations in the fleet\n", n, unfollowed);
+	assert_int_equal(live_sessions(st, now + RESERVATION + 1), total - unfollowed);
+
+	for (size_t i = 0; i < n; i++)
+		free(members[i]);
+	rs_placer_free(placer);
+	rs_ring_free(ring);
+	rs_store_close(st);
+}
+
+/* The handoff's row check: only the attachment the draining gateway holds
+ * (its gateway, its epoch) is handed off; anything else is -ESTALE with
+ * nothing written. */
+static void test_handoff_stale(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store_ab(f);
+	struct rs_session_row row;
+	struct rs_admit a;
+
+	register_gw(st, "gw-c", RS_GATEWAY_SERVING, T0);
+	a = arrival("gw-a", "m", 3, true, T0);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_int_equal(rs_store_gateway_set_state(st, "gw-a", RS_GATEWAY_DRAINING), 0);
+
+	a = handoff("gw-a", "m", 2, T0 + 1); /* the row is newer */
+	assert_int_equal(rs_store_admit(st, &a), -ESTALE);
+	assert_false(a.accepted);
+	assert_string_equal(a.target_id, "");
+	a = handoff("gw-a", "m", 4, T0 + 1); /* the row is older: not this attachment */
+	assert_int_equal(rs_store_admit(st, &a), -ESTALE);
+	a = handoff("gw-b", "m", 3, T0 + 1); /* another gateway's */
+	assert_int_equal(rs_store_admit(st, &a), -ESTALE);
+	a = handoff("gw-a", "nobody", 1, T0 + 1); /* no row at all */
+	assert_int_equal(rs_store_admit(st, &a), -ESTALE);
+	assert_false(session_of(st, "nobody", T0 + 1, &row));
+	assert_true(session_of(st, "m", T0 + 1, &row));
+	assert_string_equal(row.gateway_id, "gw-a");
+	assert_int_equal(row.state, RS_SESSION_ACTIVE);
+	assert_int_equal(row.epoch, 3);
+	assert_int_equal(row.heartbeat_ms, T0);
+
+	/* The member reconnected elsewhere meanwhile (newer epoch, another
+	 * gateway): the draining gateway's handoff is superseded. */
+	a = arrival("gw-b", "m", 4, true, T0 + 2);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_true(a.accepted);
+	a = handoff("gw-a", "m", 3, T0 + 3);
+	assert_int_equal(rs_store_admit(st, &a), -ESTALE);
+	assert_true(session_of(st, "m", T0 + 3, &row));
+	assert_string_equal(row.gateway_id, "gw-b");
+	assert_int_equal(row.epoch, 4);
+	assert_int_equal(row.state, RS_SESSION_ACTIVE);
+	assert_int_equal(live_sessions(st, T0 + 3), 1);
+
+	/* Bad arguments as for any arrival. */
+	a = handoff("gw-a", "", 3, T0 + 3);
+	assert_int_equal(rs_store_admit(st, &a), -EINVAL);
+	a = handoff("gw-a", "m", (uint64_t)INT64_MAX + 1, T0 + 3);
+	assert_int_equal(rs_store_admit(st, &a), -EINVAL);
+	rs_store_close(st);
+}
+
+/* Where no other gateway takes anyone, the handoff is -ENOENT and the
+ * member stays where it is. */
+static void test_handoff_nowhere(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store_ab(f);
+	struct rs_session_row row;
+	struct rs_admit a;
+	int64_t later = T0 + TTL + 1000;
+
+	a = arrival("gw-a", "m", 1, true, T0);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_int_equal(rs_store_gateway_set_state(st, "gw-a", RS_GATEWAY_DRAINING), 0);
+	assert_int_equal(rs_store_gateway_set_state(st, "gw-b", RS_GATEWAY_DRAINING), 0);
+	a = handoff("gw-a", "m", 1, T0 + 1);
+	assert_int_equal(rs_store_admit(st, &a), -ENOENT);
+	assert_false(a.accepted);
+	assert_true(session_of(st, "m", T0 + 1, &row));
+	assert_string_equal(row.gateway_id, "gw-a");
+	assert_int_equal(row.state, RS_SESSION_ACTIVE);
+
+	/* The only serving one is dead. */
+	assert_int_equal(rs_store_gateway_set_state(st, "gw-b", RS_GATEWAY_SERVING), 0);
+	assert_int_equal(rs_store_heartbeat(st, "gw-a", later, &(struct rs_session_ref){ "m", 1, 3, false }, 1), 0);
+	a = handoff("gw-a", "m", 1, later);
+	assert_int_equal(rs_store_admit(st, &a), -ENOENT);
+	assert_true(session_of(st, "m", later, &row));
+	assert_string_equal(row.gateway_id, "gw-a");
+	assert_true(row.live);
+
+	/* It comes back: the handoff goes there. */
+	assert_int_equal(rs_store_heartbeat(st, "gw-b", later, NULL, 0), 0);
+	a = handoff("gw-a", "m", 1, later + 1);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_false(a.accepted);
+	assert_string_equal(a.target_id, "gw-b");
+	assert_int_equal(a.decision.reason, RS_REASON_DRAIN_HANDOFF);
+	assert_int_equal(a.decision.cap, 1);
+
+	/* An unregistered deciding gateway: -ENOENT as for any arrival. */
+	a = handoff("gw-x", "m", 1, later + 2);
+	assert_int_equal(rs_store_admit(st, &a), -ENOENT);
+	rs_store_close(st);
+}
+
+/* A handoff never lands on the gateway handing off, not even where that
+ * gateway would be the rule's pick if it were active: it owns the member
+ * and is below the cap it would have. */
+static void test_handoff_never_here(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const ids[] = { "gw-a", "gw-b", "gw-c" };
+	enum rs_gateway_state states[] = { RS_GATEWAY_DRAINING, RS_GATEWAY_SERVING };
+
+	for (size_t s = 0; s < 2; s++) {
+		struct rs_store *st;
+		struct rs_admit a;
+		struct rs_session_row row;
+		char member[32], name[32];
+		int64_t now = T0;
+
+		raw_sql(f, "DROP TABLE IF EXISTS sessions; DROP TABLE IF EXISTS gateways;"
+			   " DROP TABLE IF EXISTS schema_version");
+		st = open_store(f);
+		for (size_t g = 0; g < 3; g++)
+			register_gw(st, ids[g], RS_GATEWAY_SERVING, now);
+		/* gw-a holds two members it owns; gw-b and gw-c three each. */
+		for (int i = 0; i < 2; i++) {
+			snprintf(name, sizeof(name), "own%d", i);
+			member_owned_by(ids, 3, "gw-a", name, member, sizeof(member));
+			a = arrival("gw-a", member, 1, true, now);
+			assert_int_equal(rs_store_admit(st, &a), 0);
+		}
+		for (int i = 0; i < 6; i++) {
+			snprintf(member, sizeof(member), "other-%d", i);
+			a = arrival(ids[1 + i % 2], member, 1, true, now);
+			assert_int_equal(rs_store_admit(st, &a), 0);
+		}
+		/* Active, gw-a would take it back (N = 8, cap 3, 1 < 3). */
+		member_owned_by(ids, 3, "gw-a", "own0", member, sizeof(member));
+		a = arrival("gw-b", member, 2, false, now + 1);
+		assert_int_equal(admit_checked(st, &a), 0);
+		assert_string_equal(a.target_id, "gw-a");
+		assert_false(a.accepted);
+		a = arrival("gw-a", member, 3, true, now + 1);
+		assert_int_equal(rs_store_admit(st, &a), 0);
+		assert_true(a.accepted);
+
+		/* Draining (s = 0), or its row still serving (s = 1: the drain
+		 * has not reached the store, yet the handoff leaves gw-a out all
+		 * the same): both members go to the others, cap ceil(8 / 2). */
+		if (states[s] == RS_GATEWAY_DRAINING)
+			assert_int_equal(rs_store_gateway_set_state(st, "gw-a", RS_GATEWAY_DRAINING), 0);
+		for (int i = 0; i < 2; i++) {
+			snprintf(name, sizeof(name), "own%d", i);
+			member_owned_by(ids, 3, "gw-a", name, member, sizeof(member));
+			a = handoff("gw-a", member, i == 0 ? 3 : 1, now + 2);
+			assert_int_equal(rs_store_admit(st, &a), 0);
+			assert_false(a.accepted);
+			assert_string_not_equal(a.target_id, "gw-a");
+			assert_int_equal(a.decision.reason, RS_REASON_DRAIN_HANDOFF);
+			assert_int_equal(a.decision.cap, 4);
+			assert_true(session_of(st, member, now + 2, &row));
+			assert_string_not_equal(row.gateway_id, "gw-a");
+			assert_int_equal(row.state, RS_SESSION_PENDING);
+		}
+		assert_int_equal(load_of(st, "gw-a", now + 2), 0);
+		assert_int_equal(live_sessions(st, now + 2), 8);
+		/* The mark was the handoff's alone: gw-a's row is as it was. */
+		struct rs_gateway_row gw;
+
+		assert_int_equal(rs_store_gateway_get(st, "gw-a", now + 2, &gw), 0);
+		assert_int_equal(gw.state, states[s]);
+		rs_store_close(st);
+	}
+}
+
+/* A row the draining gateway still holds but that no longer counts (its
+ * heartbeat lapsed) is no stale record: the member is placed as a plain
+ * arrival, reason placed, and reserved at the target all the same. */
+static void test_handoff_uncounted_row(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store_ab(f);
+	struct rs_session_row row;
+	struct rs_admit a;
+	int64_t later = T0 + TTL + 1;
+
+	a = arrival("gw-a", "m", 2, true, T0);
+	a.sandboxes = 11;
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	a = arrival("gw-b", "n", 1, true, T0);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_int_equal(rs_store_gateway_set_state(st, "gw-a", RS_GATEWAY_DRAINING), 0);
+	/* Both gateways stay alive; only n's session is refreshed. */
+	assert_int_equal(rs_store_heartbeat(st, "gw-a", later, NULL, 0), 0);
+	assert_int_equal(rs_store_heartbeat(st, "gw-b", later, &(struct rs_session_ref){ "n", 1, 1, false }, 1), 0);
+	assert_int_equal(load_of(st, "gw-a", later), 0);
+	assert_int_equal(live_sessions(st, later), 1);
+
+	a = handoff("gw-a", "m", 2, later);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_false(a.accepted);
+	assert_string_equal(a.target_id, "gw-b");
+	assert_int_equal(a.decision.reason, RS_REASON_PLACED);
+	assert_int_equal(a.decision.cap, 2); /* N = n + m arriving, G = 1 */
+	assert_true(session_of(st, "m", later, &row));
+	assert_string_equal(row.gateway_id, "gw-b");
+	assert_int_equal(row.state, RS_SESSION_PENDING);
+	assert_int_equal(row.epoch, 2);
+	assert_int_equal(row.sandboxes, 11);
+	assert_int_equal(row.expires_ms, later + RESERVATION);
+	assert_int_equal(live_sessions(st, later), 2);
+	rs_store_close(st);
+}
+
 /* Admits member at gateway gw through st and, if redirected, at the target
  * with STAY (a newer epoch): what a supervisor does. */
 static int admit_and_follow(struct rs_store *st, const char *gw, const char *member, int64_t now)
@@ -980,10 +1511,15 @@ static void test_busy(void **state)
 	a = arrival("gw-a", "m", 1, true, T0);
 	assert_int_equal(rs_store_admit(st, &a), -EBUSY);
 	assert_int_equal(rs_store_gateway_register(st, "gw-a", "x:1", RS_GATEWAY_SERVING, T0), -EBUSY);
+	assert_int_equal(rs_store_gateway_set_state(st, "gw-a", RS_GATEWAY_DRAINING), -EBUSY);
 	/* Readers are not blocked (WAL). */
 	assert_int_equal(rs_store_list_gateways(st, T0, false, &rows, &n), 0);
 	assert_int_equal(n, 1);
 	free(rows);
+	struct rs_gateway_row row;
+
+	assert_int_equal(rs_store_gateway_get(st, "gw-a", T0, &row), 0);
+	assert_int_equal(row.state, RS_GATEWAY_SERVING);
 	assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 	assert_int_equal(rs_store_admit(st, &a), 0);
@@ -1086,6 +1622,12 @@ static void test_corrupt_rows(void **state)
 			assert_int_equal(rs_store_list_gateways(st, T0, true, &gws, &n), -EIO);
 			assert_null(gws);
 			assert_int_equal(n, 0);
+			/* Read alone, the row is refused just the same (unless the
+			 * corruption renamed it away). */
+			struct rs_gateway_row row;
+
+			assert_int_equal(rs_store_gateway_get(st, "gw-b", T0, &row),
+					 strstr(corruptions[i], "SET id") ? -ENOENT : -EIO);
 			a = arrival("gw-a", "m2", 1, false, T0);
 			assert_int_equal(rs_store_admit(st, &a), -EIO);
 		} else {
@@ -1114,6 +1656,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_epochs, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_heartbeat, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_session_end, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_gateway_state_and_get, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_handoff_matches_plan, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_handoff_stale, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_handoff_nowhere, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_handoff_never_here, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_handoff_uncounted_row, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_two_handles, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_two_processes, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_busy, make_dir, remove_dir),

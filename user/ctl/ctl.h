@@ -11,5 +11,6 @@ int ctl_sim(int argc, char **argv);
 int ctl_token(int argc, char **argv);
 int ctl_gateways(int argc, char **argv);
 int ctl_sessions(int argc, char **argv);
+int ctl_drain(int argc, char **argv);
 
 #endif

@@ -16,6 +16,7 @@ static const char usage[] =
 	"  gateways [--store URL] [--all] [--json]   gateways in the store, with their load\n"
 	"  sessions [--store URL] [--all] [--json] [--gateway ID]\n"
 	"                                            supervisor sessions in the store\n"
+	"  drain ID [--store URL]                    ask a gateway to drain (hand off its supervisors)\n"
 	"\n"
 	"Exit status: 0 success, 1 failure, 2 bad arguments.\n";
 
@@ -31,6 +32,7 @@ int main(int argc, char **argv)
 		{ "token", ctl_token },
 		{ "gateways", ctl_gateways },
 		{ "sessions", ctl_sessions },
+		{ "drain", ctl_drain },
 	};
 
 	if (argc < 2) {

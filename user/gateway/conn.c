@@ -19,6 +19,7 @@
 enum conn_state {
 	CONN_HELLO,    /* waiting for HELLO (deadline running) */
 	CONN_ATTACHED, /* accepted here */
+	CONN_HANDOFF,  /* attached, redirected by the drain: kept until it leaves */
 	CONN_CLOSING,  /* flushing a last frame, then freed */
 };
 
@@ -33,7 +34,15 @@ struct gw_conn {
 	uint64_t epoch;
 	uint32_t sandboxes;
 	bool attached_once; /* counted in n_attached; owes a session_end */
+	bool redirected;    /* handed off by the drain */
+	bool handoff_ended; /* its handoff was already counted (timeout, abandoned) */
+	int64_t handoff_deadline_ms;
 };
+
+static bool is_attached(const struct gw_conn *c)
+{
+	return c->state == CONN_ATTACHED || c->state == CONN_HANDOFF;
+}
 
 int64_t gw_now_ms(void)
 {
@@ -57,6 +66,8 @@ static void conn_free(struct gw_conn *c)
 		}
 		gw->n_attached--;
 	}
+	if (c->redirected && !c->handoff_ended)
+		gw->counters.handoffs_completed++; /* it left on its own: accepted at the target */
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -128,7 +139,7 @@ static void supersede_local(struct gw_conn *fresh)
 
 	for (; c; c = next) {
 		next = c->next;
-		if (c != fresh && c->state == CONN_ATTACHED && c->epoch < fresh->epoch &&
+		if (c != fresh && is_attached(c) && c->epoch < fresh->epoch &&
 		    strcmp(c->member_id, fresh->member_id) == 0) {
 			fresh->gw->counters.superseded_closed++;
 			rs_log(stderr, "info", c->gw->who, "event", "superseded", "member", c->member_id, NULL);
@@ -254,7 +265,7 @@ static bool on_frame(struct gw_conn *c, const struct rs_frame *f)
 		on_hello(c, &f->u.hello);
 		return c->state == CONN_ATTACHED;
 	}
-	switch (f->type) {
+	switch (f->type) { /* attached, or being handed off */
 	case RS_FRAME_HEARTBEAT:
 		return true;
 	case RS_FRAME_SANDBOXES:
@@ -311,7 +322,7 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 	if (what & BEV_EVENT_TIMEOUT)
 		rs_log(stderr, "info", c->gw->who, "event", "idle_timeout", "member", c->member_id, "source", c->source,
 		       NULL);
-	else if (c->state == CONN_ATTACHED)
+	else if (is_attached(c))
 		rs_log(stderr, "info", c->gw->who, "event", "disconnected", "member", c->member_id, NULL);
 	conn_free(c);
 }
@@ -376,7 +387,7 @@ void gw_conn_close_all(struct gateway *gw, uint8_t goodbye_reason)
 
 	for (c = gw->conns; c; c = next) {
 		next = c->next;
-		if (c->state == CONN_ATTACHED) {
+		if (is_attached(c)) {
 			struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_GOODBYE };
 
 			f.u.goodbye.reason = goodbye_reason;
@@ -409,9 +420,10 @@ void gw_conn_heartbeat(struct gateway *gw)
 	}
 	err = rs_store_heartbeat(gw->store, gw->cfg.id, gw_now_ms(), refs, n);
 	if (err == -ENOENT) {
-		/* Our row is gone (removed, or expired and swept): register again. */
-		err = rs_store_gateway_register(gw->store, gw->cfg.id, gw->cfg.advertise_peer, RS_GATEWAY_SERVING,
-						gw_now_ms());
+		/* Our row is gone (removed, or expired and swept): register again,
+		 * still draining if we are. */
+		err = rs_store_gateway_register(gw->store, gw->cfg.id, gw->cfg.advertise_peer,
+						gw->draining ? RS_GATEWAY_DRAINING : RS_GATEWAY_SERVING, gw_now_ms());
 		if (!err)
 			err = rs_store_heartbeat(gw->store, gw->cfg.id, gw_now_ms(), refs, n);
 	}
@@ -432,9 +444,11 @@ void gw_conn_heartbeat(struct gateway *gw)
 	}
 	for (c = gw->conns; c; c = next) {
 		next = c->next;
-		if (c->state == CONN_ATTACHED)
+		if (is_attached(c))
 			send_frame(c, &(struct rs_frame){ .version = RS_PROTO_VERSION, .type = RS_FRAME_HEARTBEAT });
 	}
+	if (!err)
+		gw_drain_check_store(gw);
 cleanup:
 	free(refs);
 	free(owners);
@@ -445,10 +459,90 @@ void gw_conn_gauges(const struct gateway *gw, uint64_t *supervisors, uint64_t *b
 	*supervisors = 0;
 	*busiest = 0;
 	for (const struct gw_conn *c = gw->conns; c; c = c->next) {
-		if (c->state != CONN_ATTACHED)
+		if (!is_attached(c))
 			continue;
 		(*supervisors)++;
 		if (c->sandboxes > *busiest)
 			*busiest = c->sandboxes;
+	}
+}
+
+void gw_conn_drain_counts(struct gateway *gw, int64_t now_ms, size_t *waiting, size_t *in_flight)
+{
+	struct gw_conn *c, *next;
+
+	*waiting = 0;
+	*in_flight = 0;
+	for (c = gw->conns; c; c = next) {
+		next = c->next;
+		if (c->state == CONN_ATTACHED) {
+			(*waiting)++;
+		} else if (c->state == CONN_HANDOFF && now_ms >= c->handoff_deadline_ms) {
+			gw->counters.handoffs_timed_out++;
+			c->handoff_ended = true;
+			rs_log(stderr, "warn", gw->who, "event", "handoff_timeout", "member", c->member_id, NULL);
+			conn_goodbye(c, RS_GOODBYE_SHUTDOWN, "handoff deadline passed");
+		} else if (c->state == CONN_HANDOFF) {
+			(*in_flight)++;
+		}
+	}
+}
+
+int gw_conn_hand_off_next(struct gateway *gw)
+{
+	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_REDIRECT };
+	struct rs_admit a = { 0 };
+	struct gw_conn *c = gw->conns;
+	int err;
+
+	while (c && c->state != CONN_ATTACHED)
+		c = c->next;
+	if (!c)
+		return 0;
+	a.gateway_id = gw->cfg.id;
+	a.member_id = c->member_id;
+	a.epoch = c->epoch;
+	a.handoff = true;
+	a.sandboxes = c->sandboxes;
+	a.now_ms = gw_now_ms();
+	err = rs_store_admit(gw->store, &a);
+	if (err == -ESTALE) {
+		/* Its row moved on while we held the link: it is someone else's. */
+		gw->counters.superseded_closed++;
+		conn_goodbye(c, RS_GOODBYE_SUPERSEDED, "a newer connection of this member took over");
+		return 0;
+	}
+	if (err) {
+		if (err != -ENOENT) {
+			gw->counters.store_errors++;
+			rs_log(stderr, "error", gw->who, "event", "store_error", "op", "handoff", "member", c->member_id,
+			       "error", strerror(-err), NULL);
+		}
+		return err;
+	}
+	log_decision(c, &a, false);
+	snprintf(f.u.redirect.gateway_id, sizeof(f.u.redirect.gateway_id), "%s", a.target_id);
+	snprintf(f.u.redirect.peer, sizeof(f.u.redirect.peer), "%s", a.target_peer);
+	f.u.redirect.reason = RS_REDIRECT_DRAIN;
+	send_frame(c, &f);
+	gw->counters.redirects_drain++;
+	c->state = CONN_HANDOFF;
+	c->redirected = true;
+	c->handoff_deadline_ms = a.now_ms + gw->cfg.handoff_timeout_ms;
+	return 0;
+}
+
+void gw_conn_abandon_all(struct gateway *gw)
+{
+	struct gw_conn *c, *next;
+
+	for (c = gw->conns; c; c = next) {
+		next = c->next;
+		if (!is_attached(c))
+			continue;
+		gw->counters.handoffs_abandoned++;
+		c->handoff_ended = true;
+		rs_log(stderr, "warn", gw->who, "event", "handoff_abandoned", "member", c->member_id, NULL);
+		conn_goodbye(c, RS_GOODBYE_SHUTDOWN, "drain budget spent");
 	}
 }

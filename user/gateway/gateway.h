@@ -12,6 +12,7 @@
 #include <event2/http.h>
 #include <event2/listener.h>
 
+#include "ringsteer/drain.h"
 #include "ringsteer/proto.h"
 #include "ringsteer/store.h"
 #include "ringsteer/token.h"
@@ -30,6 +31,8 @@ struct gw_config {
 	uint32_t reservation_ms;
 	uint32_t token_ttl_s;        /* lifetime of tokens minted on REFRESH */
 	bool no_placement;           /* accept everyone where they land (benchmarks) */
+	struct rs_drain_config drain;
+	uint32_t handoff_timeout_ms; /* a redirected supervisor's old link is kept this long */
 };
 
 /* Reasons a connection is refused, as metric labels; order = enum. */
@@ -54,6 +57,9 @@ struct gw_counters {
 	uint64_t rejects[GW_REJECT_COUNT];
 	uint64_t store_errors;
 	uint64_t superseded_closed;   /* attached connections closed for a newer epoch */
+	uint64_t handoffs_completed;  /* redirected by the drain, left before the deadline */
+	uint64_t handoffs_timed_out;  /* redirected, still attached at the deadline: closed */
+	uint64_t handoffs_abandoned;  /* still attached when the budget ran out: closed */
 };
 
 struct gw_conn;
@@ -70,7 +76,10 @@ struct gateway {
 	struct gw_conn *conns;        /* every open connection, doubly linked */
 	size_t n_attached;
 	bool registered;              /* the store has our row: /readyz */
-	bool stopping;
+	bool stopping;                /* SIGTERM: exit once drained */
+	bool draining;                /* handing off; not ready; never a target */
+	struct rs_drain drain;
+	struct event *drain_ev;
 	struct gw_counters counters;
 };
 
@@ -85,8 +94,33 @@ void gw_conn_close_all(struct gateway *gw, uint8_t goodbye_reason);
 void gw_conn_heartbeat(struct gateway *gw);
 
 /* Returns the number of attached supervisors and the most sandboxes one of
- * them carries (conn.c). */
+ * them carries (conn.c); supervisors being handed off still count. */
 void gw_conn_gauges(const struct gateway *gw, uint64_t *supervisors, uint64_t *busiest);
+
+/* Counts attached supervisors not yet redirected (waiting) and redirected
+ * but still attached (in flight), closing those past their handoff
+ * deadline first (conn.c). */
+void gw_conn_drain_counts(struct gateway *gw, int64_t now_ms, size_t *waiting, size_t *in_flight);
+
+/* Hands the next waiting supervisor off: the store's handoff transaction,
+ * then REDIRECT {drain}; its link stays until it leaves or its deadline.
+ * Returns 0, -ENOENT (no gateway takes it: try again later), or a store
+ * error (conn.c). */
+int gw_conn_hand_off_next(struct gateway *gw);
+
+/* Closes every attached supervisor with GOODBYE shutdown, counting them
+ * abandoned (conn.c). */
+void gw_conn_abandon_all(struct gateway *gw);
+
+/* Starts draining (drain.c): row draining, /readyz failing, paced handoffs.
+ * exit_after: leave the loop once drained (SIGTERM). */
+void gw_drain_start(struct gateway *gw, bool exit_after);
+
+/* The drain's timer callback (drain.c). */
+void gw_drain_tick(evutil_socket_t fd, short what, void *arg);
+
+/* Reads our row's state: a `ringsteerctl drain` starts the drain (drain.c). */
+void gw_drain_check_store(struct gateway *gw);
 
 /* Serves /metrics, /readyz, /healthz on cfg.metrics.  Returns 0 or -errno (metrics.c). */
 int gw_metrics_start(struct gateway *gw);

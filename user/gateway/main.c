@@ -30,7 +30,11 @@ static const char usage[] =
 	"  --hello-timeout MS      close connections without HELLO by then (default 5000)\n"
 	"  --reservation MS        lifetime of a redirect's reservation (default 5000)\n"
 	"  --token-ttl SECONDS     lifetime of tokens renewed over REFRESH (default 3600)\n"
-	"  --no-placement          accept every supervisor where it lands (benchmarks)\n";
+	"  --no-placement          accept every supervisor where it lands (benchmarks)\n"
+	"  --drain-budget MS       SIGTERM: hand everyone off within MS, then exit (default 25000)\n"
+	"  --drain-pace MS         between two drain redirects (default 50)\n"
+	"  --drain-wait MS         longest wait to see another serving gateway (default 5000)\n"
+	"  --handoff-timeout MS    keep a redirected supervisor's link this long (default 5000)\n";
 
 static int parse_ms(const char *flag, const char *text, uint32_t *out)
 {
@@ -49,7 +53,8 @@ static int parse_ms(const char *flag, const char *text, uint32_t *out)
 
 static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 {
-	enum { O_ADVERTISE = 256, O_HELLO, O_RESERVATION, O_TOKEN_TTL, O_NO_PLACEMENT };
+	enum { O_ADVERTISE = 256, O_HELLO, O_RESERVATION, O_TOKEN_TTL, O_NO_PLACEMENT, O_BUDGET, O_PACE, O_WAIT,
+	       O_HANDOFF_TIMEOUT };
 	static const struct option opts[] = {
 		{ "id", required_argument, NULL, 'i' },
 		{ "listen", required_argument, NULL, 'l' },
@@ -64,6 +69,10 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		{ "reservation", required_argument, NULL, O_RESERVATION },
 		{ "token-ttl", required_argument, NULL, O_TOKEN_TTL },
 		{ "no-placement", no_argument, NULL, O_NO_PLACEMENT },
+		{ "drain-budget", required_argument, NULL, O_BUDGET },
+		{ "drain-pace", required_argument, NULL, O_PACE },
+		{ "drain-wait", required_argument, NULL, O_WAIT },
+		{ "handoff-timeout", required_argument, NULL, O_HANDOFF_TIMEOUT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -72,7 +81,9 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 	int c;
 
 	*cfg = (struct gw_config){ .store_url = RS_STORE_DEFAULT_URL, .heartbeat_ms = 5000, .ttl_ms = 15000,
-				   .hello_timeout_ms = 5000, .reservation_ms = 5000, .token_ttl_s = 3600 };
+				   .hello_timeout_ms = 5000, .reservation_ms = 5000, .token_ttl_s = 3600,
+				   .drain = { .pace_ms = 50, .budget_ms = 25000, .membership_wait_ms = 5000 },
+				   .handoff_timeout_ms = 5000 };
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		int err = 0;
@@ -91,6 +102,10 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		case O_RESERVATION: err = parse_ms("--reservation", optarg, &cfg->reservation_ms); break;
 		case O_TOKEN_TTL: err = parse_ms("--token-ttl", optarg, &cfg->token_ttl_s); break;
 		case O_NO_PLACEMENT: cfg->no_placement = true; break;
+		case O_BUDGET: err = parse_ms("--drain-budget", optarg, &cfg->drain.budget_ms); break;
+		case O_PACE: err = parse_ms("--drain-pace", optarg, &cfg->drain.pace_ms); break;
+		case O_WAIT: err = parse_ms("--drain-wait", optarg, &cfg->drain.membership_wait_ms); break;
+		case O_HANDOFF_TIMEOUT: err = parse_ms("--handoff-timeout", optarg, &cfg->handoff_timeout_ms); break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case ':':
 			fprintf(stderr, "ringsteer-gateway: option %s needs a value\n", argv[optind - 1]);
@@ -148,21 +163,21 @@ static void on_heartbeat(evutil_socket_t fd, short what, void *arg)
 	gw_conn_heartbeat(arg);
 }
 
+/* SIGTERM or SIGINT: drain, then exit (drain.c); a second signal exits now. */
 static void on_stop(evutil_socket_t sig, short what, void *arg)
 {
 	struct gateway *gw = arg;
-	int err;
 
 	(void)what;
-	if (gw->stopping)
-		return;
-	gw->stopping = true;
 	rs_log(stderr, "info", gw->who, "event", "stopping", "signal", sig == SIGTERM ? "TERM" : "INT", NULL);
-	gw_conn_close_all(gw, RS_GOODBYE_SHUTDOWN);
-	err = rs_store_gateway_remove(gw->store, gw->cfg.id);
-	if (err && err != -ENOENT)
-		rs_log(stderr, "warn", gw->who, "event", "store_error", "op", "remove", "error", strerror(-err), NULL);
-	event_base_loopexit(gw->base, NULL);
+	if (gw->stopping) {
+		gw_conn_close_all(gw, RS_GOODBYE_SHUTDOWN);
+		if (rs_store_gateway_remove(gw->store, gw->cfg.id) != 0)
+			gw->counters.store_errors++;
+		event_base_loopexit(gw->base, NULL);
+		return;
+	}
+	gw_drain_start(gw, true);
 }
 
 int main(int argc, char **argv)
@@ -215,9 +230,10 @@ int main(int argc, char **argv)
 	tick.tv_sec = gw.cfg.heartbeat_ms / 1000;
 	tick.tv_usec = (gw.cfg.heartbeat_ms % 1000) * 1000;
 	gw.heartbeat_ev = event_new(gw.base, -1, EV_PERSIST, on_heartbeat, &gw);
+	gw.drain_ev = evtimer_new(gw.base, gw_drain_tick, &gw);
 	gw.sigterm_ev = evsignal_new(gw.base, SIGTERM, on_stop, &gw);
 	gw.sigint_ev = evsignal_new(gw.base, SIGINT, on_stop, &gw);
-	if (!gw.heartbeat_ev || !gw.sigterm_ev || !gw.sigint_ev || event_add(gw.heartbeat_ev, &tick) ||
+	if (!gw.heartbeat_ev || !gw.drain_ev || !gw.sigterm_ev || !gw.sigint_ev || event_add(gw.heartbeat_ev, &tick) ||
 	    event_add(gw.sigterm_ev, NULL) || event_add(gw.sigint_ev, NULL))
 		goto cleanup;
 	rs_log(stderr, "info", gw.who, "event", "started", "listen", gw.cfg.listen, "peer", gw.cfg.advertise_peer,
@@ -228,6 +244,8 @@ cleanup:
 	gw_conn_close_all(&gw, RS_GOODBYE_SHUTDOWN);
 	if (gw.heartbeat_ev)
 		event_free(gw.heartbeat_ev);
+	if (gw.drain_ev)
+		event_free(gw.drain_ev);
 	if (gw.sigterm_ev)
 		event_free(gw.sigterm_ev);
 	if (gw.sigint_ev)

@@ -63,6 +63,16 @@ static void render(const struct gateway *gw, struct evbuffer *b)
 	       "Attached connections closed because a newer one of the same supervisor took over.");
 	evbuffer_add_printf(b, "ringsteer_gateway_superseded_total{gateway=\"%s\"} %llu\n", id,
 			    (unsigned long long)k->superseded_closed);
+	family(b, "ringsteer_gateway_draining", "gauge", "1 while this gateway drains.");
+	evbuffer_add_printf(b, "ringsteer_gateway_draining{gateway=\"%s\"} %d\n", id, gw->draining ? 1 : 0);
+	family(b, "ringsteer_gateway_handoffs_total", "counter",
+	       "Supervisors redirected by the drain, by how their old link ended.");
+	evbuffer_add_printf(b, "ringsteer_gateway_handoffs_total{gateway=\"%s\",result=\"completed\"} %llu\n", id,
+			    (unsigned long long)k->handoffs_completed);
+	evbuffer_add_printf(b, "ringsteer_gateway_handoffs_total{gateway=\"%s\",result=\"timeout\"} %llu\n", id,
+			    (unsigned long long)k->handoffs_timed_out);
+	evbuffer_add_printf(b, "ringsteer_gateway_handoffs_total{gateway=\"%s\",result=\"abandoned\"} %llu\n", id,
+			    (unsigned long long)k->handoffs_abandoned);
 	family(b, "ringsteer_gateway_rejects_total", "counter", "Connections refused, by reason.");
 	for (int r = 0; r < GW_REJECT_COUNT; r++)
 		evbuffer_add_printf(b, "ringsteer_gateway_rejects_total{gateway=\"%s\",reason=\"%s\"} %llu\n", id,
@@ -104,10 +114,10 @@ static void on_request(struct evhttp_request *req, void *arg)
 		evhttp_send_reply(req, HTTP_OK, "OK", b);
 		evbuffer_free(b);
 	} else if (path && strcmp(path, "/readyz") == 0) {
-		if (gw->registered && !gw->stopping)
+		if (gw->registered && !gw->draining && !gw->stopping)
 			reply_text(req, HTTP_OK, "OK", "ready\n");
 		else
-			reply_text(req, 503, "Service Unavailable", gw->stopping ? "stopping\n" : "not registered\n");
+			reply_text(req, 503, "Service Unavailable", gw->draining ? "draining\n" : "not registered\n");
 	} else if (path && strcmp(path, "/healthz") == 0) {
 		reply_text(req, HTTP_OK, "OK", "ok\n");
 	} else {

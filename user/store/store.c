@@ -1,8 +1,9 @@
 /* store.c - the store handle and its ledger operations, written once over
  * the backend interface (backend.h): URL dispatch to a backend, options
  * and their defaults, the schema (created if missing, version checked),
- * gateway registration and removal, heartbeats, session updates, and the
- * listings.  The placement transaction is in store_admit.c.
+ * gateway registration, state and removal, heartbeats, session updates,
+ * and the listings (one gateway's row among them).  The placement
+ * transaction is in store_admit.c.
  *
  * Guarantees: every operation that writes runs in one write transaction
  * (serialized across every handle on the store, see backend.h), so it is
@@ -241,6 +242,28 @@ int rs_store_gateway_register(struct rs_store *st, const char *id, const char *p
 	return rs_store_txn(st, RS_TXN_WRITE, gateway_register, &w);
 }
 
+static int gateway_set_state(struct rs_store *st, void *arg)
+{
+	const struct gateway_write *w = arg;
+	const struct rs_db_value params[] = { rs_db_text(w->id), rs_db_int(w->state) };
+	uint64_t changes = 0;
+	int err;
+
+	err = st->be->exec(st->db, RS_STMT_GATEWAY_SET_STATE, params, NULL, NULL, &changes);
+	if (err)
+		return err;
+	return changes ? 0 : -ENOENT;
+}
+
+int rs_store_gateway_set_state(struct rs_store *st, const char *id, enum rs_gateway_state state)
+{
+	struct gateway_write w = { .id = id, .state = state };
+
+	if (!st || !rs_store_id_ok(id) || (state != RS_GATEWAY_SERVING && state != RS_GATEWAY_DRAINING))
+		return -EINVAL;
+	return rs_store_txn(st, RS_TXN_WRITE, gateway_set_state, &w);
+}
+
 static int gateway_remove(struct rs_store *st, void *arg)
 {
 	const struct rs_db_value id = rs_db_text(arg);
@@ -264,9 +287,11 @@ int rs_store_gateway_remove(struct rs_store *st, const char *id)
 
 /* ---- listings ---- */
 
+/* A listing of every gateway (all), the live ones, or gateway id alone. */
 struct gateway_listing {
 	int64_t now_ms, live_since;
 	bool all;
+	const char *id; /* not NULL: this gateway's row only, live or not */
 	struct rs_gateway_list list;
 };
 
@@ -289,11 +314,14 @@ static int on_load(void *ctx, const struct rs_db_value *cols, size_t n)
 static int list_gateways(struct rs_store *st, void *arg)
 {
 	struct gateway_listing *gl = arg;
-	const struct rs_db_value params[] = { rs_db_int(gl->live_since), rs_db_int(gl->now_ms) };
+	const struct rs_db_value params[] = { rs_db_int(gl->live_since), rs_db_int(gl->now_ms),
+					      rs_db_text(gl->id ? gl->id : "") };
 	int err;
 
 	gl->list.n = 0;
-	if (gl->all)
+	if (gl->id)
+		err = st->be->exec(st->db, RS_STMT_GATEWAY_GET, &params[2], rs_row_collect_gateway, &gl->list, NULL);
+	else if (gl->all)
 		err = st->be->exec(st->db, RS_STMT_GATEWAYS_ALL, NULL, rs_row_collect_gateway, &gl->list, NULL);
 	else
 		err = st->be->exec(st->db, RS_STMT_GATEWAYS_LIVE, params, rs_row_collect_gateway, &gl->list, NULL);
@@ -302,6 +330,9 @@ static int list_gateways(struct rs_store *st, void *arg)
 	rs_gateway_list_sort(&gl->list);
 	for (size_t i = 0; i < gl->list.n; i++)
 		gl->list.rows[i].live = rs_store_gateway_live(gl->list.rows[i].heartbeat_ms, gl->live_since);
+	/* One gateway's count reads only its part of the load index. */
+	if (gl->id)
+		return st->be->exec(st->db, RS_STMT_GATEWAY_LOAD, params, on_load, gl, NULL);
 	return st->be->exec(st->db, RS_STMT_LIVE_LOADS, params, on_load, gl, NULL);
 }
 
@@ -325,6 +356,25 @@ int rs_store_list_gateways(struct rs_store *st, int64_t now_ms, bool all, struct
 	*rows = gl.list.rows;
 	*n = gl.list.n;
 	return 0;
+}
+
+int rs_store_gateway_get(struct rs_store *st, const char *id, int64_t now_ms, struct rs_gateway_row *row)
+{
+	struct gateway_listing gl = { .now_ms = now_ms, .id = id };
+	int err;
+
+	if (!st || !rs_store_id_ok(id) || !row)
+		return -EINVAL;
+	gl.live_since = rs_store_time_sub(now_ms, st->opt.ttl_ms);
+	err = rs_store_txn(st, RS_TXN_READ, list_gateways, &gl);
+	if (!err && gl.list.n == 0)
+		err = -ENOENT;
+	if (!err && gl.list.n > 1)
+		err = -EIO; /* id is the primary key */
+	if (!err)
+		*row = gl.list.rows[0];
+	free(gl.list.rows);
+	return err;
 }
 
 struct session_listing {

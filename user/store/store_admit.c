@@ -11,6 +11,12 @@
  * Nothing is written unless the whole decision commits; on an error the
  * caller's outputs say "not accepted".
  *
+ * A handoff (a->handoff) is one step of a draining gateway's plan, decided
+ * exactly as rs_drain_plan() decides it over the same snapshot: the
+ * deciding gateway is out of the search, the member comes from nowhere
+ * (at -1, no stay) with its counted row here as the stale record, and its
+ * row becomes a reservation at the target that the next step counts.
+ *
  * The ring and its placer are cached in the handle and rebuilt only when the
  * set of live gateway ids changes (128 SHA-256 per gateway is most of the
  * cost otherwise); loads are reset from the snapshot on every arrival. */
@@ -152,22 +158,65 @@ static int load_placer(struct rs_store *st, int64_t live_since, int64_t now)
 	return 0;
 }
 
-static int write_member_row(struct rs_store *st, const struct rs_admit *a, const char *gateway_id,
-			    enum rs_session_state state, int64_t expires_ms)
+/* What the member's row says about the member itself: the arrival's
+ * HELLO, or for a handoff the row it had. */
+struct member_facts {
+	const char *instance_id;
+	uint32_t sandboxes;
+	const char *source;
+};
+
+static int write_member_row(struct rs_store *st, const struct rs_admit *a, const struct member_facts *facts,
+			    const char *gateway_id, enum rs_session_state state, int64_t expires_ms)
 {
 	const struct rs_db_value params[] = {
 		rs_db_text(a->member_id),
-		rs_db_text(a->instance_id ? a->instance_id : ""),
+		rs_db_text(facts->instance_id),
 		rs_db_int((int64_t)a->epoch),
 		rs_db_text(gateway_id),
-		rs_db_int(a->sandboxes),
-		rs_db_text(a->source ? a->source : ""),
+		rs_db_int(facts->sandboxes),
+		rs_db_text(facts->source),
 		rs_db_int(a->now_ms),
 		rs_db_int(expires_ms),
 		rs_db_int(state),
 	};
 
 	return st->be->exec(st->db, RS_STMT_SESSION_UPSERT, params, NULL, NULL, NULL);
+}
+
+/* Whether the member's row m lets arrival a be decided: 0, or -ESTALE when
+ * this connection is superseded.  A handoff needs the row to be exactly
+ * its attachment here (this gateway, this epoch); an arrival needs no newer
+ * epoch, and an equal one only where it was accepted. */
+static int check_member_row(const struct rs_admit *a, const struct member_row *m)
+{
+	if (a->handoff) {
+		if (!m->found || m->row.epoch != a->epoch || strcmp(m->row.gateway_id, a->gateway_id) != 0)
+			return -ESTALE;
+		return 0;
+	}
+	if (m->found && m->row.epoch > a->epoch)
+		return -ESTALE;
+	/* An equal epoch is this connection decided again: fine where it was
+	 * accepted, superseded if another gateway holds it. */
+	if (m->found && m->row.epoch == a->epoch && m->row.state == RS_SESSION_ACTIVE &&
+	    strcmp(m->row.gateway_id, a->gateway_id) != 0)
+		return -ESTALE;
+	return 0;
+}
+
+/* Takes the handing-off gateway here out of the search: a handoff is placed
+ * over the ring without it, whatever its row says (it drains by contract;
+ * the mark is the snapshot's only, reset by the next load_placer). */
+static int exclude_here(struct rs_store *st, uint32_t here)
+{
+	struct rs_gateway_load load;
+	int err = rs_placer_get(st->placer, here, &load);
+
+	if (err || load.draining)
+		return err;
+	load.draining = true;
+	return rs_placer_set(st->placer, here, &load);
 }
 
 static int admit(struct rs_store *st, void *arg)
@@ -179,6 +228,11 @@ static int admit(struct rs_store *st, void *arg)
 	struct member_row m = { 0 };
 	const struct rs_gateway_row *here, *target;
 	struct rs_arrival arrival = { .member_id = a->member_id, .stay = a->stay, .stale = -1 };
+	struct member_facts facts = {
+		.instance_id = a->instance_id ? a->instance_id : "",
+		.sandboxes = a->sandboxes,
+		.source = a->source ? a->source : "",
+	};
 	int err;
 
 	err = rs_store_gateway_touch(st, a->gateway_id, a->now_ms);
@@ -188,13 +242,9 @@ static int admit(struct rs_store *st, void *arg)
 	err = st->be->exec(st->db, RS_STMT_SESSION_GET, &member, on_member_row, &m, NULL);
 	if (err)
 		return err;
-	if (m.found && m.row.epoch > a->epoch)
-		return -ESTALE;
-	/* An equal epoch is this connection decided again: fine where it was
-	 * accepted, superseded if another gateway holds it. */
-	if (m.found && m.row.epoch == a->epoch && m.row.state == RS_SESSION_ACTIVE &&
-	    strcmp(m.row.gateway_id, a->gateway_id) != 0)
-		return -ESTALE;
+	err = check_member_row(a, &m);
+	if (err)
+		return err;
 
 	st->live.n = 0;
 	err = st->be->exec(st->db, RS_STMT_GATEWAYS_LIVE, &since, rs_row_collect_gateway, &st->live, NULL);
@@ -221,18 +271,32 @@ static int admit(struct rs_store *st, void *arg)
 				return -EIO; /* the count query missed a row it must see */
 		}
 	}
+	if (a->handoff) {
+		/* Placed from nowhere, never kept here.  Its row (here, this
+		 * epoch) is its stale record while it counts; once it no longer
+		 * does (a lapsed heartbeat) it is a plain arrival. */
+		err = exclude_here(st, (uint32_t)arrival.at);
+		if (err)
+			return err;
+		arrival.at = -1;
+		arrival.stay = false;
+		arrival.handoff = arrival.stale >= 0;
+		facts = (struct member_facts){ m.row.instance_id, m.row.sandboxes, m.row.source };
+	}
 	err = rs_placer_decide(st->placer, &arrival, &ad->decision);
 	if (err)
 		return err;
 	if (ad->decision.gateway >= st->live.n)
 		return -EIO;
 	target = &st->live.rows[ad->decision.gateway];
+	if (a->handoff && target == here)
+		return -EIO; /* the placer searched without it: cannot be */
 	ad->accepted = target == here;
 	if (ad->accepted)
-		err = write_member_row(st, a, target->id, RS_SESSION_ACTIVE,
+		err = write_member_row(st, a, &facts, target->id, RS_SESSION_ACTIVE,
 				       rs_store_time_add(a->now_ms, st->opt.ttl_ms));
 	else
-		err = write_member_row(st, a, target->id, RS_SESSION_PENDING,
+		err = write_member_row(st, a, &facts, target->id, RS_SESSION_PENDING,
 				       rs_store_time_add(a->now_ms, st->opt.reservation_ms));
 	if (err)
 		return err;

@@ -56,6 +56,8 @@ const struct rs_stmt_def rs_store_stmts[RS_STMT_COUNT] = {
 		" heartbeat_ms = excluded.heartbeat_ms", 4, 0 },
 	/* $1 id, $2 heartbeat_ms */
 	[RS_STMT_GATEWAY_TOUCH] = { "UPDATE gateways SET heartbeat_ms = $2 WHERE id = $1", 2, 0 },
+	/* $1 id, $2 state */
+	[RS_STMT_GATEWAY_SET_STATE] = { "UPDATE gateways SET state = $2 WHERE id = $1", 2, 0 },
 	/* $1 id */
 	[RS_STMT_GATEWAY_DELETE] = { "DELETE FROM gateways WHERE id = $1", 1, 0 },
 	/* $1 gateway id */
@@ -65,11 +67,18 @@ const struct rs_stmt_def rs_store_stmts[RS_STMT_COUNT] = {
 	/* $1 live since -> id, peer, state, heartbeat_ms */
 	[RS_STMT_GATEWAYS_LIVE] = {
 		"SELECT id, peer, state, heartbeat_ms FROM gateways WHERE heartbeat_ms >= $1", 1, 4 },
+	/* $1 id -> id, peer, state, heartbeat_ms */
+	[RS_STMT_GATEWAY_GET] = { "SELECT id, peer, state, heartbeat_ms FROM gateways WHERE id = $1", 1, 4 },
 	/* $1 live since, $2 now -> gateway_id, sessions counted (gateway liveness
 	 * is the caller's: it joins with its live gateways) */
 	[RS_STMT_LIVE_LOADS] = {
 		"SELECT s.gateway_id, COUNT(*) FROM sessions s WHERE " SESSION_COUNTS " GROUP BY s.gateway_id",
 		2, 2 },
+	/* $1 live since, $2 now, $3 gateway id -> as RS_STMT_LIVE_LOADS, that
+	 * gateway only (no row when it has none; the sessions_load index) */
+	[RS_STMT_GATEWAY_LOAD] = {
+		"SELECT s.gateway_id, COUNT(*) FROM sessions s WHERE s.gateway_id = $3 AND " SESSION_COUNTS
+		" GROUP BY s.gateway_id", 3, 2 },
 
 	/* $1 member_id -> session columns */
 	[RS_STMT_SESSION_GET] = { "SELECT " SESSION_COLS " FROM sessions s WHERE s.member_id = $1", 1, 9 },
