@@ -105,6 +105,7 @@ struct rs_admit {
 	const char *instance_id;
 	uint64_t epoch;
 	bool stay;                /* HELLO asked to stay */
+	bool redirected;          /* HELLO said REDIRECTED (dialing a redirect's target) */
 	bool handoff;             /* the deciding gateway drains and hands this
 				   * attached member (row: here, this epoch) off */
 	uint32_t sandboxes;
@@ -125,6 +126,15 @@ struct rs_admit {
  * Returns 0, -ESTALE (the member's row holds a newer epoch: this connection
  * is superseded; nothing written), -ENOENT (the deciding gateway is not
  * registered, or no gateway takes anyone), -EIO, -EBUSY.
+ *
+ * A Service fallback after a failed redirect (stay without redirected,
+ * while the member's row is a live reservation at another gateway T: the
+ * target it could not reach) is decided over the ring without T, which may
+ * be dead and not yet past its TTL: the stay is honored while the deciding
+ * gateway is serving and below that cap, else the member is placed by the
+ * rule (never back to T).  Without this a killed gateway's supervisors,
+ * redirected to it until its row expires, would all stay where the Service
+ * dropped them, above the cap.
  *
  * With handoff set, the deciding gateway is draining and the member is
  * attached to it: the member's row must be (gateway_id, epoch), else

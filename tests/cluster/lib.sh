@@ -557,3 +557,82 @@ raw_send() {
 reply_type() { set -- $1; [ $# -ge 7 ] && echo $((16#$7)); }
 # reply_reject_code LINE: the REJECT code of that first frame (empty if not REJECT).
 reply_reject_code() { set -- $1; [ $# -ge 9 ] && [ "$7" = 04 ] && echo $((16#$8$9)); }
+
+# --- more queries (the drain tests) ------------------------------------------
+#
+#   loads N...                  the supervisors attached to gw-N..., space-separated
+#                               in that order (one store query)
+#   spread N...                 max - min of loads N...
+#   current_map                 "member epoch gateway sandboxes" of each member's
+#                               current session, sorted by member
+#   sup_attach_count M          event=attached lines in sup-M's current log
+#   sup_attach_counts M...      "sup-M count" for each, one awk pass
+#   drain_handoffs N [FILE]     "member target cap" of each reason=drain-handoff
+#                               decision in gw-N's current log (or FILE)
+#   log_ms                      logfmt lines on stdin -> "MS line" (ts= as epoch ms)
+
+loads() {
+	local cur n out=()
+	cur=$(rs_current | jq -r '.gateway_id') || return 1
+	for n in "$@"; do
+		out+=("$(printf '%s\n' "$cur" | grep -cx "gw-$n")")
+	done
+	echo "${out[*]}"
+}
+
+spread() {
+	local l
+	l=$(loads "$@") || return 1
+	echo "$l" | awk '{ mn = mx = $1; for (i = 2; i <= NF; i++) { if ($i < mn) mn = $i; if ($i > mx) mx = $i }; print mx - mn }'
+}
+
+current_map() {
+	rs_current | jq -r '"\(.member_id) \(.epoch) \(.gateway_id) \(.sandboxes)"' | sort
+}
+
+sup_attach_count() { log_count "$(sup_log "$1")" 'event=attached( |$)'; }
+
+sup_attach_counts() {
+	local m files=()
+	for m in "$@"; do files+=("$(sup_log "$m")"); done
+	awk 'BEGIN { for (i = 1; i < ARGC; i++) n[ARGV[i]] = 0 }
+		/ event=attached( |$)/ { n[FILENAME]++ }
+		END {
+			for (i = 1; i < ARGC; i++) {
+				b = ARGV[i]; sub(/.*\//, "", b); sub(/\.[0-9]+\.log$/, "", b)
+				print b, n[ARGV[i]]
+			}
+		}' "${files[@]}"
+}
+
+drain_handoffs() {
+	grep -E 'event=decision .*reason=drain-handoff( |$)' "${2:-$(gw_log "$1")}" 2>/dev/null |
+		awk '{
+			m = ""; t = ""; c = ""
+			for (i = 1; i <= NF; i++) {
+				if ($i ~ /^member=/) m = substr($i, 8)
+				if ($i ~ /^target=/) t = substr($i, 8)
+				if ($i ~ /^cap=/) c = substr($i, 5)
+			}
+			print m, t, c
+		}'
+}
+
+# ts=YYYY-MM-DDTHH:MM:SS.mmmZ (UTC) to epoch milliseconds, in plain awk
+# (days from civil date, H. Hinnant's algorithm).
+log_ms() {
+	awk '
+	function days(y, m, d,   era, yoe, doy, doe) {
+		y -= (m <= 2); era = int((y >= 0 ? y : y - 399) / 400)
+		yoe = y - era * 400
+		doy = int((153 * (m > 2 ? m - 3 : m + 9) + 2) / 5) + d - 1
+		doe = yoe * 365 + int(yoe / 4) - int(yoe / 100) + doy
+		return era * 146097 + doe - 719468
+	}
+	match($0, /ts=[0-9]+-[0-9]+-[0-9]+T[0-9]+:[0-9]+:[0-9]+\.[0-9]+Z/) {
+		s = substr($0, RSTART + 3, RLENGTH - 4)
+		ms = days(substr(s, 1, 4) + 0, substr(s, 6, 2) + 0, substr(s, 9, 2) + 0) * 86400000 \
+			+ (substr(s, 12, 2) * 3600 + substr(s, 15, 2) * 60 + substr(s, 18, 2)) * 1000 + substr(s, 21, 3)
+		printf "%.0f %s\n", ms, $0
+	}'
+}

@@ -225,16 +225,33 @@ static int oracle(struct rs_store *st, const struct rs_admit *a, struct rs_decis
 	}
 	if (info)
 		info->draining += any_draining;
+	bool pending = false;
+
 	for (size_t i = 0; i < n_sessions; i++) {
 		assert_true(sessions[i].live);
-		if (strcmp(sessions[i].member_id, a->member_id) == 0)
+		if (strcmp(sessions[i].member_id, a->member_id) == 0) {
 			arr.stale = rs_ring_find(ring, sessions[i].gateway_id);
+			pending = sessions[i].state == RS_SESSION_PENDING;
+		}
 	}
 	if (info)
 		info->stale += arr.stale >= 0;
 	arr.at = rs_ring_find(ring, a->gateway_id);
 	assert_true(arr.at >= 0);
+	/* A Service fallback after a failed redirect (store.h): decided without
+	 * the unreachable target; the stay holds only below that cap. */
+	bool fallback = a->stay && !a->redirected && pending && arr.stale >= 0 && arr.stale != arr.at;
+
+	if (fallback) {
+		loads[arr.stale].draining = true;
+		arr.stay = false;
+	}
 	err = rs_place(ring, loads, &arr, d);
+	if (!err && fallback && !loads[arr.at].draining && loads[arr.at].load < d->cap) {
+		d->gateway = (uint32_t)arr.at;
+		d->reason = RS_REASON_STAY;
+		d->full = false;
+	}
 	if (!err)
 		snprintf(target, RS_ID_MAX + 1, "%s", rs_ring_gateway_id(ring, d->gateway));
 	rs_ring_free(ring);
@@ -686,6 +703,74 @@ static void test_stay(void **state)
 	/* An unregistered deciding gateway: -ENOENT. */
 	a = arrival("gw-x", "m-x", 1, false, T0 + 4);
 	assert_int_equal(rs_store_admit(st, &a), -ENOENT);
+	rs_store_close(st);
+}
+
+/* A Service fallback after a failed redirect (stay, not redirected, its row
+ * a reservation at the target it could not reach) is decided without that
+ * target: the stay is honored below that cap, else the rule places it, and
+ * never back to the unreachable target. */
+static void test_fallback_after_failed_redirect(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store_ab(f);
+	const char *ids[] = { "gw-a", "gw-b", "gw-c" };
+	struct rs_session_row row;
+	struct rs_admit a;
+	char member[32], x[32];
+
+	register_gw(st, "gw-c", RS_GATEWAY_SERVING, T0);
+	for (int g = 0; g < 3; g++)
+		for (int i = 0; i < 3; i++) {
+			snprintf(member, sizeof(member), "m-%d-%d", g, i);
+			a = arrival(ids[g], member, 1, true, T0);
+			assert_int_equal(rs_store_admit(st, &a), 0);
+			assert_true(a.accepted);
+		}
+	/* x is owned by gw-c: at gw-a it is redirected there (3/3/3, cap 4). */
+	member_owned_by(ids, 3, "gw-c", "x", x, sizeof(x));
+	a = arrival("gw-a", x, 1, false, T0 + 1);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_false(a.accepted);
+	assert_string_equal(a.target_id, "gw-c");
+
+	/* gw-c is unreachable: back through the Service to gw-b with STAY.
+	 * Without gw-c, cap = ceil(10 / 2) = 5 and gw-b holds 3: stays. */
+	a = arrival("gw-b", x, 2, true, T0 + 2);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_true(a.accepted);
+	assert_int_equal(a.decision.reason, RS_REASON_STAY);
+	assert_int_equal(a.decision.cap, 5);
+	assert_true(session_of(st, x, T0 + 2, &row));
+	assert_string_equal(row.gateway_id, "gw-b");
+
+	/* Again, now with gw-b at that cap: the rule places it on gw-a, the
+	 * only gateway below cap without gw-c, never back on gw-c.  With x
+	 * gone from gw-b: a 3, b 7, c 3 + x's reservation; cap ceil(14 / 2). */
+	for (int i = 3; i < 7; i++) {
+		snprintf(member, sizeof(member), "m-1-%d", i);
+		a = arrival("gw-b", member, 1, true, T0 + 3);
+		assert_int_equal(rs_store_admit(st, &a), 0);
+	}
+	assert_int_equal(load_of(st, "gw-b", T0 + 3), 8); /* x and seven */
+	a = arrival("gw-a", x, 3, false, T0 + 4);       /* x restarts: redirected to gw-c again */
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_false(a.accepted);
+	assert_string_equal(a.target_id, "gw-c");
+	a = arrival("gw-b", x, 4, true, T0 + 5);        /* fallback lands on the full gw-b */
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_false(a.accepted);
+	assert_string_equal(a.target_id, "gw-a");
+	assert_int_equal(a.decision.reason, RS_REASON_PLACED);
+	assert_int_equal(a.decision.cap, 7);
+
+	/* Arriving at a redirect's target (REDIRECTED) is an ordinary stay,
+	 * honored over the cap. */
+	a = arrival("gw-b", x, 5, true, T0 + 6);
+	a.redirected = true;
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_true(a.accepted);
+	assert_int_equal(a.decision.reason, RS_REASON_STAY);
 	rs_store_close(st);
 }
 
@@ -1653,6 +1738,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reservation, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_stale_record_excluded, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_stay, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_fallback_after_failed_redirect, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_epochs, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_heartbeat, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_session_end, make_dir, remove_dir),

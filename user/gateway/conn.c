@@ -181,6 +181,7 @@ static void on_hello(struct gw_conn *c, const struct rs_hello *h)
 	a.instance_id = h->instance_id;
 	a.epoch = h->epoch;
 	a.stay = (h->flags & RS_HELLO_STAY) || gw->cfg.no_placement;
+	a.redirected = h->flags & RS_HELLO_REDIRECTED;
 	a.sandboxes = h->sandboxes;
 	a.source = c->source;
 	a.now_ms = gw_now_ms();

@@ -205,18 +205,19 @@ static int check_member_row(const struct rs_admit *a, const struct member_row *m
 	return 0;
 }
 
-/* Takes the handing-off gateway here out of the search: a handoff is placed
- * over the ring without it, whatever its row says (it drains by contract;
- * the mark is the snapshot's only, reset by the next load_placer). */
-static int exclude_here(struct rs_store *st, uint32_t here)
+/* Takes gateway gw out of the search and out of G for this decision only
+ * (the mark is the snapshot's, reset by the next load_placer): a handing-off
+ * gateway, whatever its row says (it drains by contract), or a redirect
+ * target the member could not reach.  Its supervisors still count in N. */
+static int exclude_gateway(struct rs_store *st, uint32_t gw)
 {
 	struct rs_gateway_load load;
-	int err = rs_placer_get(st->placer, here, &load);
+	int err = rs_placer_get(st->placer, gw, &load);
 
 	if (err || load.draining)
 		return err;
 	load.draining = true;
-	return rs_placer_set(st->placer, here, &load);
+	return rs_placer_set(st->placer, gw, &load);
 }
 
 static int admit(struct rs_store *st, void *arg)
@@ -227,6 +228,7 @@ static int admit(struct rs_store *st, void *arg)
 	const struct rs_db_value since = rs_db_int(ad->live_since);
 	struct member_row m = { 0 };
 	const struct rs_gateway_row *here, *target;
+	bool fallback;
 	struct rs_arrival arrival = { .member_id = a->member_id, .stay = a->stay, .stale = -1 };
 	struct member_facts facts = {
 		.instance_id = a->instance_id ? a->instance_id : "",
@@ -275,7 +277,7 @@ static int admit(struct rs_store *st, void *arg)
 		/* Placed from nowhere, never kept here.  Its row (here, this
 		 * epoch) is its stale record while it counts; once it no longer
 		 * does (a lapsed heartbeat) it is a plain arrival. */
-		err = exclude_here(st, (uint32_t)arrival.at);
+		err = exclude_gateway(st, (uint32_t)arrival.at);
 		if (err)
 			return err;
 		arrival.at = -1;
@@ -283,11 +285,26 @@ static int admit(struct rs_store *st, void *arg)
 		arrival.handoff = arrival.stale >= 0;
 		facts = (struct member_facts){ m.row.instance_id, m.row.sandboxes, m.row.source };
 	}
+	/* A Service fallback after a failed redirect: its reservation at the
+	 * target it could not reach is its stale record (store.h). */
+	fallback = a->stay && !a->redirected && !a->handoff && m.found && m.row.state == RS_SESSION_PENDING &&
+		   arrival.stale >= 0 && arrival.stale != arrival.at;
+	if (fallback) {
+		err = exclude_gateway(st, (uint32_t)arrival.stale);
+		if (err)
+			return err;
+		arrival.stay = false;
+	}
 	err = rs_placer_decide(st->placer, &arrival, &ad->decision);
 	if (err)
 		return err;
 	if (ad->decision.gateway >= st->live.n)
 		return -EIO;
+	if (fallback && here->state == RS_GATEWAY_SERVING && st->loads[arrival.at] < ad->decision.cap) {
+		ad->decision.gateway = (uint32_t)arrival.at;
+		ad->decision.reason = RS_REASON_STAY;
+		ad->decision.full = false;
+	}
 	target = &st->live.rows[ad->decision.gateway];
 	if (a->handoff && target == here)
 		return -EIO; /* the placer searched without it: cannot be */
