@@ -150,6 +150,7 @@ test: deps
 bench: deps all $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
 	@echo "== bench/service_only.sh"; bench/service_only.sh $(BUILD)
+	@echo "== bench/rolling_restart.sh"; bench/rolling_restart.sh $(BUILD)
 
 sim: deps all
 	$(BUILD)/ringsteerctl sim
