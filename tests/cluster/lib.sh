@@ -217,6 +217,7 @@ cluster_down() {
 		[ "$rc" -ne 0 ] || cluster_state
 		[ "$rc" -ne 0 ] || rc=1
 	fi
+	[ "${RS_AGENT:-0}" = 1 ] && rs_agent_cleanup
 	local pid pids=()
 	for pid in "${RS_SUP_PID[@]}" "${RS_GW_PID[@]}"; do
 		[ -n "$pid" ] && pids+=("$pid")
@@ -259,6 +260,12 @@ cluster_down() {
 # table is replaced in one nft transaction.
 svc_update() {
 	local set=()
+	if [ "${RS_AGENT:-0}" = 1 ]; then
+		# With the node agent, sk_lookup steers the Service address: no
+		# DNAT (kube-proxy does not own this address on such a node).
+		ip netns exec "$RS_NS" nft delete table ip rs_svc 2>/dev/null
+		return 0
+	fi
 	if [ $# -gt 0 ]; then
 		set=("$@")
 	else
@@ -635,4 +642,41 @@ log_ms() {
 			+ (substr(s, 12, 2) * 3600 + substr(s, 15, 2) * 60 + substr(s, 18, 2)) * 1000 + substr(s, 21, 3)
 		printf "%.0f %s\n", ms, $0
 	}'
+}
+
+# --- the node agent (RS_AGENT=1) ---------------------------------------------
+# agent_start [ARGS...]: ringsteer-agent in the cluster's namespace, steering
+# the Service address, following the store; gateways started afterwards
+# register with it (RS_GW_ARGS gets --agent).  nsenter, not ip netns exec:
+# the latter remounts /sys and would hide bpffs.
+RS_AGENT_PID=""
+RS_AGENT_STARTS=0
+RS_AGENT_METRICS=127.0.0.50:9200
+agent_log() { echo "$RS_DIR/log/agent.$RS_AGENT_STARTS.log"; }
+agent_start() {
+	RS_AGENT_STARTS=$((RS_AGENT_STARTS + 1))
+	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || fail "cannot mount bpffs"
+	nsenter --net="/run/netns/$RS_NS" "$RS_BUILD/ringsteer-agent" --service "$RS_SERVICE" \
+		--store "$RS_STORE" --ttl "$RS_TTL_MS" --sync-interval 100 --metrics "$RS_AGENT_METRICS" \
+		--socket "$RS_DIR/agent.sock" "$@" 2>"$(agent_log)" &
+	RS_AGENT_PID=$!
+	disown "$!"
+	await "agent ready" 10 grep -q 'event=ready' "$(agent_log)"
+	RS_PIN_DIR="/sys/fs/bpf/ringsteer/$(stat -L -c %i "/run/netns/$RS_NS")"
+}
+agent_kill() {
+	[ -n "$RS_AGENT_PID" ] || return 0
+	kill -KILL "$RS_AGENT_PID" 2>/dev/null
+	await "agent gone" 10 rs_gone "$RS_AGENT_PID"
+	RS_AGENT_PID=""
+}
+agent_metric() { # NAME [LABELMATCH]
+	rs_ns curl -fsS --max-time 2 "http://$RS_AGENT_METRICS/metrics" |
+		awk -v n="$1" -v l="${2:-}" '$1 ~ "^"n"({|$)" && index($1, l) { print $2; exit }'
+}
+# The pins outlive the agent by design; the test's own go with its namespace.
+rs_agent_cleanup() {
+	agent_kill
+	[ -n "${RS_PIN_DIR:-}" ] && rm -rf "$RS_PIN_DIR"
+	RS_PIN_DIR=""
 }

@@ -12,5 +12,6 @@ int ctl_token(int argc, char **argv);
 int ctl_gateways(int argc, char **argv);
 int ctl_sessions(int argc, char **argv);
 int ctl_drain(int argc, char **argv);
+int ctl_maps(int argc, char **argv);
 
 #endif

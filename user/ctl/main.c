@@ -17,6 +17,7 @@ static const char usage[] =
 	"  sessions [--store URL] [--all] [--json] [--gateway ID]\n"
 	"                                            supervisor sessions in the store\n"
 	"  drain ID [--store URL]                    ask a gateway to drain (hand off its supervisors)\n"
+	"  maps [--json] [--pin-dir DIR]             the agent's kernel steering maps in this netns\n"
 	"\n"
 	"Exit status: 0 success, 1 failure, 2 bad arguments.\n";
 
@@ -33,6 +34,7 @@ int main(int argc, char **argv)
 		{ "gateways", ctl_gateways },
 		{ "sessions", ctl_sessions },
 		{ "drain", ctl_drain },
+		{ "maps", ctl_maps },
 	};
 
 	if (argc < 2) {

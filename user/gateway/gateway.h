@@ -25,6 +25,7 @@ struct gw_config {
 	const char *store_url;
 	const char *secret_file;
 	const char *metrics;         /* ADDR:PORT for /metrics, /readyz, /healthz, or NULL */
+	const char *agent;           /* the node agent's registration socket, or NULL */
 	uint32_t heartbeat_ms;
 	uint32_t ttl_ms;
 	uint32_t hello_timeout_ms;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gateway.h"
+#include "ringsteer/agent_reg.h"
 #include "ringsteer/endpoint.h"
 #include "ringsteer/logfmt.h"
 
@@ -25,6 +26,7 @@ static const char usage[] =
 	"  --store URL             default " RS_STORE_DEFAULT_URL "\n"
 	"  --secret FILE           cluster secret for supervisor tokens\n"
 	"  --metrics ADDR:PORT     GET /metrics, /readyz, /healthz\n"
+	"  --agent PATH            register the listening sockets with the node agent there\n"
 	"  --heartbeat MS          store and supervisor heartbeat (default 5000)\n"
 	"  --ttl MS                rows older than this are dead (default 15000)\n"
 	"  --hello-timeout MS      close connections without HELLO by then (default 5000)\n"
@@ -53,7 +55,7 @@ static int parse_ms(const char *flag, const char *text, uint32_t *out)
 
 static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 {
-	enum { O_ADVERTISE = 256, O_HELLO, O_RESERVATION, O_TOKEN_TTL, O_NO_PLACEMENT, O_BUDGET, O_PACE, O_WAIT,
+	enum { O_AGENT = 255, O_ADVERTISE = 256, O_HELLO, O_RESERVATION, O_TOKEN_TTL, O_NO_PLACEMENT, O_BUDGET, O_PACE, O_WAIT,
 	       O_HANDOFF_TIMEOUT };
 	static const struct option opts[] = {
 		{ "id", required_argument, NULL, 'i' },
@@ -63,6 +65,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		{ "store", required_argument, NULL, 's' },
 		{ "secret", required_argument, NULL, 'k' },
 		{ "metrics", required_argument, NULL, 'm' },
+		{ "agent", required_argument, NULL, O_AGENT },
 		{ "heartbeat", required_argument, NULL, 'b' },
 		{ "ttl", required_argument, NULL, 't' },
 		{ "hello-timeout", required_argument, NULL, O_HELLO },
@@ -96,6 +99,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		case 's': cfg->store_url = optarg; break;
 		case 'k': cfg->secret_file = optarg; break;
 		case 'm': cfg->metrics = optarg; break;
+		case O_AGENT: cfg->agent = optarg; break;
 		case 'b': err = parse_ms("--heartbeat", optarg, &cfg->heartbeat_ms); break;
 		case 't': err = parse_ms("--ttl", optarg, &cfg->ttl_ms); break;
 		case O_HELLO: err = parse_ms("--hello-timeout", optarg, &cfg->hello_timeout_ms); break;
@@ -156,6 +160,28 @@ static struct evconnlistener *listen_on(struct gateway *gw, const char *endpoint
 				       (struct sockaddr *)&ss, (int)len);
 }
 
+/* Hands a listening socket to the node agent, so the kernel can steer
+ * Service connections to it.  Without an agent the gateway runs on,
+ * redirect-only: placement stays correct, only the round trip returns. */
+static void register_with_agent(struct gateway *gw, struct evconnlistener *lst, enum rs_agent_role role)
+{
+	char reason[256] = "", slot_text[16];
+	uint32_t slot = 0;
+	int err;
+
+	err = rs_agent_register(gw->cfg.agent, gw->cfg.id, role, evconnlistener_get_fd(lst), &slot, reason,
+				sizeof(reason));
+	if (err == 0) {
+		snprintf(slot_text, sizeof(slot_text), "%u", slot);
+		rs_log(stderr, "info", gw->who, "event", "agent_registered", "role",
+		       role == RS_AGENT_ROLE_LISTEN ? "listen" : "peer", "slot", slot_text, NULL);
+		return;
+	}
+	rs_log(stderr, "warn", gw->who, "event", "agent_unavailable", "role",
+	       role == RS_AGENT_ROLE_LISTEN ? "listen" : "peer", "agent", gw->cfg.agent, "error",
+	       err == -EACCES ? reason : strerror(-err), "mode", "redirect-only", NULL);
+}
+
 static void on_heartbeat(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
@@ -214,6 +240,10 @@ int main(int argc, char **argv)
 		rs_log(stderr, "error", gw.who, "event", "listen_failed", "listen", gw.cfg.listen, "peer", gw.cfg.peer,
 		       "error", strerror(errno), NULL);
 		goto cleanup;
+	}
+	if (gw.cfg.agent) {
+		register_with_agent(&gw, gw.listen_lst, RS_AGENT_ROLE_LISTEN);
+		register_with_agent(&gw, gw.peer_lst, RS_AGENT_ROLE_PEER);
 	}
 	err = gw_metrics_start(&gw);
 	if (err) {

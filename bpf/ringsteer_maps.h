@@ -1,0 +1,175 @@
+/* ringsteer_maps.h - the one description of the kernel side's maps: their
+ * keys, values and sizes, and the constants beside them (Katran's
+ * balancer_maps.h + balancer_consts.h in one file).  Included by the BPF
+ * programs (after vmlinux.h) and by user code (agent, ringsteerctl, tests),
+ * so both sides agree on every byte.
+ *
+ * Guarantees: every key and value is made of __u32/__u64 fields only, with no
+ * implicit padding, so a key built by user code with memset + fields matches
+ * the one the program builds, and `bpftool map dump` prints named fields
+ * (the maps are BTF-typed from these structs).
+ *
+ * Byte order: addresses are kept in network byte order, exactly as the
+ * kernel hands them to sk_lookup and sockops (an IPv4 address is addr[0],
+ * addr[1..3] are 0); ports in host byte order (ctx->local_port).
+ *
+ * Maps (pinned under /sys/fs/bpf/ringsteer/<netns inode>/ by the agent):
+ *
+ *   rs_services  HASH   rs_endpoint_key -> rs_service    Service addresses to steer
+ *   rs_sockets   SOCKMAP slot -> listening socket          one per local gateway
+ *   rs_pins      HASH   rs_source_key -> rs_pin           source address -> slot
+ *   rs_table     ARRAY_OF_MAPS [1] -> ARRAY[RS_TABLE_SIZE] of __u32 slot
+ *                                                         room-weighted buckets
+ *   rs_stats     PERCPU_ARRAY [RS_STAT_COUNT] of __u64    steering counters
+ *   rs_slots     ARRAY  slot -> rs_slot                   who holds each slot
+ *   rs_conns     PERCPU_ARRAY slot -> rs_conn_counts      sockops counts
+ *   rs_endpoints HASH   rs_endpoint_key -> rs_endpoint_slot  a gateway's other
+ *                                                         local endpoints (peer)
+ *   rs_owner     SK_STORAGE (BPF_F_CLONE) rs_sock_owner   which slot a socket
+ *                                                         belongs to
+ *   rs_config    ARRAY [1] of rs_config                  the agent's netns
+ *
+ * Writers (the agent) order their updates so the datapath never sees a
+ * half-made state: a slot's rs_slots row and zeroed rs_conns before its
+ * listener is tagged (rs_owner) and before the socket enters rs_sockets; a
+ * new bucket table is filled completely in a fresh inner map and swapped in
+ * with one rs_table update. */
+#ifndef RINGSTEER_MAPS_H
+#define RINGSTEER_MAPS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* ---- sizes ---------------------------------------------------------- */
+
+#define RS_SLOTS_MAX 256        /* local gateway sockets per netns */
+#define RS_TABLE_SIZE 4096      /* buckets; a power of two (index = hash & mask) */
+#define RS_TABLE_MASK (RS_TABLE_SIZE - 1)
+#define RS_PINS_MAX 65536       /* pinned source addresses */
+#define RS_SERVICES_MAX 64      /* Service ADDR:PORTs */
+#define RS_ENDPOINTS_MAX 1024   /* extra local endpoints attributed to a slot */
+#define RS_GATEWAY_ID_SIZE 256  /* a gateway id (at most 253 bytes) + NUL, padded */
+
+#define RS_SLOT_NONE 0xffffffffu /* a bucket or pin that names no slot */
+
+/* ---- steering counters (rs_stats index) -----------------------------
+ * Every run on a Service address counts once in LOOKUPS and once in exactly
+ * one of the others: lookups = pinned + table + miss + assign_error + none. */
+enum rs_stat {
+	RS_STAT_LOOKUPS = 0,      /* runs on a configured Service address */
+	RS_STAT_PINNED = 1,       /* assigned to the slot of the source's pin */
+	RS_STAT_TABLE = 2,        /* assigned to the slot of the source's bucket */
+	RS_STAT_MISS = 3,         /* chosen slot has no socket: SK_PASS */
+	RS_STAT_ASSIGN_ERROR = 4, /* bpf_sk_assign refused the socket: SK_PASS */
+	RS_STAT_NONE = 5,         /* no pin and an empty bucket (no local room): SK_PASS */
+	RS_STAT_COUNT = 6,
+};
+
+/* ---- keys and values -------------------------------------------------- */
+
+/* rs_services and rs_endpoints key: one local ADDR:PORT (TCP). */
+struct rs_endpoint_key {
+	__u32 family;   /* AF_INET (2) or AF_INET6 (10) */
+	__u32 port;     /* host byte order */
+	__u32 addr[4];  /* network byte order; IPv4 in addr[0] */
+};
+
+/* rs_services value. */
+struct rs_service {
+	__u32 index;    /* position of the --service flag, for operators */
+};
+
+/* rs_pins key: a source address (no port: a supervisor redials from a new
+ * ephemeral port). */
+struct rs_source_key {
+	__u32 family;
+	__u32 addr[4];
+};
+
+/* rs_pins value. */
+struct rs_pin {
+	__u32 slot;     /* < RS_SLOTS_MAX */
+};
+
+/* rs_table's inner map value is a bare __u32 slot (< RS_SLOTS_MAX, or
+ * RS_SLOT_NONE): clang emits only a forward declaration for a struct that
+ * is reached through an inner-map template, and libbpf cannot size it. */
+
+enum rs_slot_state {
+	RS_SLOT_FREE = 0,
+	RS_SLOT_REGISTERED = 1,
+};
+
+/* rs_slots value: written by the agent only; the gateway id lets a
+ * restarted agent (and ringsteerctl maps) know who holds the slot. */
+struct rs_slot {
+	__u64 cookie;   /* SO_COOKIE of the registered listening socket */
+	__u32 gen;      /* bumped whenever the slot gets a new holder (gateway id) */
+	__u32 state;    /* enum rs_slot_state */
+	char gateway[RS_GATEWAY_ID_SIZE];
+};
+
+/* rs_conns value (per CPU; summed at read time). */
+struct rs_conn_counts {
+	__u64 established;
+	__u64 closed;
+};
+
+/* rs_endpoints value. */
+struct rs_endpoint_slot {
+	__u32 slot;
+};
+
+/* rs_config value.  sockops is attached to a cgroup, so it runs for the
+ * connections of every netns on the host; endpoint lookups (rs_endpoints)
+ * apply only to sockets of the agent's own netns, told by its cookie. */
+struct rs_config {
+	__u64 netns_cookie; /* SO_NETNS_COOKIE of the agent's netns; 0: unset */
+};
+
+enum rs_owner_state {
+	RS_OWNER_TAGGED = 0,      /* a registered listener, or its fresh child */
+	RS_OWNER_COUNTED = 1,     /* established, counted in rs_conns */
+	RS_OWNER_CLOSED = 2,      /* closed, counted */
+};
+
+/* rs_owner value: the agent tags each registered listener; the kernel
+ * clones the tag to every child (BPF_F_CLONE), so sockops knows the slot of
+ * an accepted connection, steered or not.  gen guards against a slot that
+ * was given to another socket since. */
+struct rs_sock_owner {
+	__u32 slot;
+	__u32 gen;
+	__u32 state;    /* enum rs_owner_state */
+	__u32 reserved;
+};
+
+/* ---- the source hash (both sides) -------------------------------------
+ * murmur3's finalizer over the family and the four address words: constant
+ * time, and the same value in user space (ringsteerctl maps explains which
+ * bucket a source hits) as in the kernel. */
+#define RS_HASH_SEED 0x9e3779b9u
+
+static inline __u32 rs_mix32(__u32 h)
+{
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h;
+}
+
+static inline __u32 rs_source_hash(const struct rs_source_key *k)
+{
+	__u32 h = rs_mix32(RS_HASH_SEED ^ k->family);
+
+	h = rs_mix32(h ^ k->addr[0]);
+	h = rs_mix32(h ^ k->addr[1]);
+	h = rs_mix32(h ^ k->addr[2]);
+	h = rs_mix32(h ^ k->addr[3]);
+	return h;
+}
+
+#endif

@@ -1,0 +1,296 @@
+/* kt_tool.c - stand-ins for gateways and supervisors in the kernel shell
+ * tests, small enough to leave no doubt about what they do.
+ *
+ *   kt_tool serve SOCKET ID=ADDR:PORT...
+ *       listens on each ADDR:PORT, registers it with the agent at SOCKET as
+ *       gateway ID (role listen), prints "ready", then answers every
+ *       connection with its gateway ID and a newline and closes it.  Runs
+ *       until killed; re-registers every listener on SIGHUP (what a gateway
+ *       does when the agent restarts).
+ *   kt_tool dial SRC DST
+ *       connects from address SRC to DST, prints the line it reads (the
+ *       gateway ID) or "refused"; exit 0 either way, 1 on other errors.
+ *   kt_tool swap LINK_PIN
+ *       replaces the program of the pinned sk_lookup link with a two-line
+ *       "return SK_PASS" one (BPF_LINK_UPDATE): what a different agent
+ *       version's datapath looks like to the upgrade check.
+ *   kt_tool bench SERVICE DIRECT SECONDS LINK_PIN
+ *       the steering benchmark (bench/bench_steer.sh): with BPF_STATS_RUN_TIME
+ *       on (bpf_enable_stats), alternates rounds of connections to SERVICE
+ *       (steered by sk_lookup) and to DIRECT (the same gateway socket's own
+ *       address) for SECONDS in all, and prints the sk_lookup program's ns
+ *       per run (run_time_ns / run_cnt of the program behind LINK_PIN) in
+ *       each kind of round, the connections per second of each, and their
+ *       ratio.  Each connection is connect + close with RST (no TIME_WAIT,
+ *       so ports never run out); the listener drains its accept queue.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <fcntl.h>
+
+#include "ringsteer/agent_reg.h"
+#include "ringsteer/endpoint.h"
+
+#define LISTENERS_MAX 16
+
+static int listen_on(const char *endpoint)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd, one = 1;
+
+	if (rs_endpoint_parse(endpoint, &ss, &len))
+		return -EINVAL;
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 4096) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static int register_all(const char *sock, char **ids, const int *fds, int n)
+{
+	for (int i = 0; i < n; i++) {
+		char reason[256];
+		uint32_t slot;
+		int err = rs_agent_register(sock, ids[i], RS_AGENT_ROLE_LISTEN, fds[i], &slot, reason, sizeof(reason));
+
+		if (err) {
+			fprintf(stderr, "kt_tool: register %s: %s\n", ids[i], reason);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int serve(const char *sock, int argc, char **argv)
+{
+	char *ids[LISTENERS_MAX];
+	int fds[LISTENERS_MAX], n = 0;
+	struct pollfd p[LISTENERS_MAX];
+	sigset_t hup;
+
+	for (int i = 0; i < argc && n < LISTENERS_MAX; i++, n++) {
+		char *eq = strchr(argv[i], '=');
+
+		if (!eq)
+			return 2;
+		*eq = '\0';
+		ids[n] = argv[i];
+		fds[n] = listen_on(eq + 1);
+		if (fds[n] < 0) {
+			fprintf(stderr, "kt_tool: listen %s: %s\n", eq + 1, strerror(-fds[n]));
+			return 1;
+		}
+		p[n] = (struct pollfd){ .fd = fds[n], .events = POLLIN };
+	}
+	if (register_all(sock, ids, fds, n))
+		return 1;
+	printf("ready\n");
+	fflush(stdout);
+	sigemptyset(&hup);
+	sigaddset(&hup, SIGHUP);
+	sigprocmask(SIG_BLOCK, &hup, NULL);
+	for (;;) {
+		struct timespec zero = { 0 };
+
+		if (sigtimedwait(&hup, NULL, &zero) == SIGHUP && register_all(sock, ids, fds, n))
+			return 1;
+		if (poll(p, (nfds_t)n, 100) <= 0)
+			continue;
+		for (int i = 0; i < n; i++) {
+			int c;
+
+			if (!(p[i].revents & POLLIN))
+				continue;
+			/* Drain the queue (bounded per wakeup), so a fast dialer never
+			 * fills the backlog and meets SYN retransmits. */
+			for (int budget = 0; budget < 4096 && (c = accept4(fds[i], NULL, NULL, SOCK_CLOEXEC)) >= 0;
+			     budget++) {
+				/* A dialer that already left (the bench resets at
+				 * once) makes these fail; nothing to report. */
+				if (write(c, ids[i], strlen(ids[i])) > 0)
+					(void)!write(c, "\n", 1);
+				close(c);
+			}
+		}
+	}
+}
+
+static int dial(const char *src, const char *dst)
+{
+	struct sockaddr_storage from, to;
+	socklen_t from_len, to_len;
+	char line[300];
+	ssize_t got;
+	size_t used = 0;
+	int fd;
+
+	if (rs_address_parse(src, &from, &from_len) || rs_endpoint_parse(dst, &to, &to_len))
+		return 2;
+	fd = socket(to.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&from, from_len) < 0)
+		return 1;
+	if (connect(fd, (struct sockaddr *)&to, to_len) < 0) {
+		if (errno != ECONNREFUSED)
+			return 1;
+		printf("refused\n");
+		return 0;
+	}
+	while (used < sizeof(line) - 1 && (got = read(fd, line + used, sizeof(line) - 1 - used)) > 0)
+		used += (size_t)got;
+	close(fd);
+	line[used] = '\0';
+	line[strcspn(line, "\n")] = '\0';
+	printf("%s\n", used ? line : "closed");
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Connections to dst for secs, each connect + close with RST; returns the
+ * count made, failures in *failed. */
+static unsigned long hammer(const struct sockaddr_storage *to, socklen_t to_len, double secs, unsigned long *failed)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	double end = now_s() + secs;
+	unsigned long n = 0;
+
+	while (now_s() < end) {
+		for (int batch = 0; batch < 32; batch++) {
+			int fd = socket(to->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+			if (fd < 0) {
+				(*failed)++;
+				continue;
+			}
+			setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+			if (connect(fd, (const struct sockaddr *)to, to_len) == 0)
+				n++;
+			else
+				(*failed)++;
+			close(fd);
+		}
+	}
+	return n;
+}
+
+static int prog_stats(int prog_fd, uint64_t *run_ns, uint64_t *runs)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) < 0)
+		return -errno;
+	*run_ns = info.run_time_ns;
+	*runs = info.run_cnt;
+	return 0;
+}
+
+static int bench(const char *service, const char *direct, const char *seconds, const char *link_pin)
+{
+	enum { ROUNDS = 10 };
+	struct sockaddr_storage svc, dir;
+	socklen_t svc_len, dir_len;
+	struct bpf_link_info li = { 0 };
+	__u32 li_len = sizeof(li);
+	double secs = atof(seconds), t_svc = 0, t_dir = 0;
+	unsigned long n_svc = 0, n_dir = 0, failed = 0;
+	uint64_t ns_svc = 0, runs_svc = 0, ns_dir = 0, runs_dir = 0;
+	int stats_fd, link_fd, prog_fd;
+
+	if (rs_endpoint_parse(service, &svc, &svc_len) || rs_endpoint_parse(direct, &dir, &dir_len) || secs <= 0 ||
+	    secs > 120)
+		return 2;
+	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME); /* on while this fd is open */
+	link_fd = bpf_obj_get(link_pin);
+	if (stats_fd < 0 || link_fd < 0 || bpf_obj_get_info_by_fd(link_fd, &li, &li_len) < 0 ||
+	    (prog_fd = bpf_prog_get_fd_by_id(li.prog_id)) < 0) {
+		fprintf(stderr, "kt_tool bench: cannot enable stats or open %s: %s\n", link_pin, strerror(errno));
+		return 1;
+	}
+	/* Interleaved rounds, so drift (frequency, other load) hits both. */
+	for (int r = 0; r < ROUNDS; r++) {
+		uint64_t ns0, runs0, ns1, runs1;
+		double t0;
+
+		prog_stats(prog_fd, &ns0, &runs0);
+		t0 = now_s();
+		n_svc += hammer(&svc, svc_len, secs / (2 * ROUNDS), &failed);
+		t_svc += now_s() - t0;
+		prog_stats(prog_fd, &ns1, &runs1);
+		ns_svc += ns1 - ns0;
+		runs_svc += runs1 - runs0;
+		t0 = now_s();
+		n_dir += hammer(&dir, dir_len, secs / (2 * ROUNDS), &failed);
+		t_dir += now_s() - t0;
+		prog_stats(prog_fd, &ns0, &runs0);
+		ns_dir += ns0 - ns1;
+		runs_dir += runs0 - runs1;
+	}
+	printf("sk_lookup_ns_per_run_steered %.1f\n", runs_svc ? (double)ns_svc / (double)runs_svc : 0.0);
+	printf("sk_lookup_ns_per_run_other %.1f\n", runs_dir ? (double)ns_dir / (double)runs_dir : 0.0);
+	printf("sk_lookup_runs %llu\n", (unsigned long long)(runs_svc + runs_dir));
+	printf("steered_cps %.0f\n", (double)n_svc / t_svc);
+	printf("direct_cps %.0f\n", (double)n_dir / t_dir);
+	printf("ratio %.3f\n", ((double)n_svc / t_svc) / ((double)n_dir / t_dir));
+	printf("failed %lu\n", failed);
+	close(prog_fd);
+	close(link_fd);
+	close(stats_fd);
+	return failed ? 1 : 0;
+}
+
+static int swap(const char *link_pin)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_SK_LOOKUP);
+	int prog = bpf_prog_load(BPF_PROG_TYPE_SK_LOOKUP, "rs_other", "GPL", insns, 2, &opts);
+	int link = bpf_obj_get(link_pin);
+
+	if (prog < 0 || link < 0 || bpf_link_update(link, prog, NULL) < 0) {
+		fprintf(stderr, "kt_tool swap: %s\n", strerror(errno));
+		return 1;
+	}
+	close(link);
+	close(prog);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	signal(SIGPIPE, SIG_IGN);
+	if (argc >= 4 && strcmp(argv[1], "serve") == 0)
+		return serve(argv[2], argc - 3, argv + 3);
+	if (argc == 4 && strcmp(argv[1], "dial") == 0)
+		return dial(argv[2], argv[3]);
+	if (argc == 3 && strcmp(argv[1], "swap") == 0)
+		return swap(argv[2]);
+	if (argc == 6 && strcmp(argv[1], "bench") == 0)
+		return bench(argv[2], argv[3], argv[4], argv[5]);
+	fprintf(stderr, "usage: kt_tool serve SOCKET ID=ADDR:PORT... | dial SRC DST | swap LINK | bench SERVICE DIRECT SECONDS LINK\n");
+	return 2;
+}

@@ -1,0 +1,108 @@
+# shellcheck shell=bash
+# tests/kernel/lib.sh - a network namespace with the agent in it, for the
+# agent tests.  Source it, then:
+#
+#   kt_up                  netns (lo up), temp dir, store path; EXIT trap
+#   kt_ns CMD...           run CMD in the netns (nsenter: host mount namespace)
+#   agent_start [ARGS...]  ringsteer-agent for the Service 127.0.0.100:7000 with
+#                          its socket in the temp dir; waits until it is ready
+#   agent_kill / agent_stop  SIGKILL / SIGTERM (must exit 0), then wait
+#   gws_start ID=ADDR:PORT...  kt_tool serve: listeners registered with the agent
+#   dial SRC               which gateway a connection from SRC to the Service reaches
+#   maps_json              ringsteerctl maps --json in the netns
+#   await "DESC" SECONDS CMD...  poll CMD every 50 ms, else fail
+#   fail "MSG"             print MSG, the agent's log, exit 1
+#
+# The EXIT trap kills what it started, removes the agent's pins and the
+# netns.  Addresses per ../shared/notes/test-network.md: gateways 127.0.1.N,
+# supervisors 127.0.2.N, the Service 127.0.0.100:7000.
+RS_BUILD=${RS_BUILD:-build}
+KT_SERVICE=127.0.0.100:7000
+KT_NS="" KT_DIR="" KT_INO="" KT_AGENT_PID="" KT_GWS_PID="" KT_AGENT_STARTS=0
+
+kt_log() { printf '%s %s\n' "$(date +%H:%M:%S.%3N)" "$*" >&2; }
+kt_ns() { nsenter --net="/run/netns/$KT_NS" "$@"; }
+
+kt_down() {
+	local rc=$?
+	[ -n "$KT_GWS_PID" ] && kill -KILL "$KT_GWS_PID" 2>/dev/null
+	[ -n "$KT_AGENT_PID" ] && kill -KILL "$KT_AGENT_PID" 2>/dev/null
+	wait 2>/dev/null
+	[ -n "$KT_INO" ] && rm -rf "/sys/fs/bpf/ringsteer/$KT_INO"
+	[ -n "$KT_NS" ] && ip netns del "$KT_NS" 2>/dev/null
+	[ -n "$KT_DIR" ] && rm -rf "$KT_DIR"
+	exit $rc
+}
+
+kt_up() {
+	if [ "$(id -u)" != 0 ]; then
+		echo "skipped: not root"
+		exit 77
+	fi
+	KT_NS="rs-kt-$$-$RANDOM"
+	KT_DIR=$(mktemp -d)
+	trap kt_down EXIT
+	ip netns add "$KT_NS" || fail "cannot create netns"
+	ip -n "$KT_NS" link set lo up
+	KT_INO=$(kt_ns stat -L -c %i /proc/self/ns/net)
+	KT_STORE="sqlite:$KT_DIR/ringsteer.db"
+}
+
+fail() {
+	echo "FAIL: $*" >&2
+	for f in "$KT_DIR"/agent.*.log "$KT_DIR"/gws.log; do
+		[ -f "$f" ] && { echo "--- $f" >&2; tail -n 30 "$f" >&2; }
+	done
+	exit 1
+}
+
+await() {
+	local desc=$1 secs=$2
+	shift 2
+	local end=$(($(date +%s%N) + secs * 1000000000))
+	while [ "$(date +%s%N)" -lt $end ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.05
+	done
+	fail "timed out after ${secs}s: $desc"
+}
+
+agent_start() {
+	KT_AGENT_STARTS=$((KT_AGENT_STARTS + 1))
+	# nsenter itself, not the kt_ns function: $! must be the agent's pid
+	# (nsenter execs it), not a subshell's.
+	nsenter --net="/run/netns/$KT_NS" "$RS_BUILD/ringsteer-agent" --service "$KT_SERVICE" \
+		--socket "$KT_DIR/agent.sock" --sync-interval 100 "$@" 2>"$KT_DIR/agent.$KT_AGENT_STARTS.log" &
+	KT_AGENT_PID=$!
+	await "agent ready" 10 grep -q 'event=ready' "$KT_DIR/agent.$KT_AGENT_STARTS.log"
+}
+
+agent_log() { cat "$KT_DIR/agent.$KT_AGENT_STARTS.log"; }
+
+agent_kill() {
+	kill -KILL "$KT_AGENT_PID" 2>/dev/null
+	wait "$KT_AGENT_PID" 2>/dev/null
+	KT_AGENT_PID=""
+}
+
+# A clean stop must exit 0 (under ASan this also proves no leak report).
+agent_stop() {
+	local rc
+	kill -TERM "$KT_AGENT_PID" 2>/dev/null
+	wait "$KT_AGENT_PID" 2>/dev/null
+	rc=$?
+	KT_AGENT_PID=""
+	[ $rc = 0 ] || fail "agent exited with status $rc after SIGTERM"
+	! grep -q 'Sanitizer' "$KT_DIR/agent.$KT_AGENT_STARTS.log" || fail "sanitizer report"
+}
+
+gws_start() {
+	nsenter --net="/run/netns/$KT_NS" "$RS_BUILD/kernel/kt_tool" serve "$KT_DIR/agent.sock" "$@" \
+		>"$KT_DIR/gws.out" 2>"$KT_DIR/gws.log" &
+	KT_GWS_PID=$!
+	await "gateways registered" 10 grep -q ready "$KT_DIR/gws.out"
+}
+
+dial() { kt_ns "$RS_BUILD/kernel/kt_tool" dial "$1" "${2:-$KT_SERVICE}"; }
+dial_is() { [ "$(dial "$1")" = "$2" ]; }
+maps_json() { kt_ns "$RS_BUILD/ringsteerctl" maps --json; }

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# tests/kernel/run.sh - the kernel steering tests, each in its own network
+# namespace, with the binaries of BUILD_DIR.
+#
+# usage: tests/kernel/run.sh BUILD_DIR [NAME...]
+#   NAME: run only the tests whose name contains NAME.
+#
+# table_test checks the bucket builder and the hash (no kernel).  The
+# datapath tests (steer_test NAME) run in `unshare -n` with lo up; the
+# agent tests (t_*.sh) make a named netns and run the agent in it with
+# nsenter (it keeps the host's mount namespace, so bpffs pins outlive the
+# agent as on a node).  Prints one line per test (ok / FAIL / skip), a failing
+# test's output, and last `kernel: N passed, N failed`.  A test exits 77 to be
+# skipped, which it does only when not root or when the kernel has no
+# sk_lookup.  Exit status 1 on any failure.
+set -u
+if [ $# -lt 1 ] || [ ! -d "$1" ]; then
+	echo "usage: $0 BUILD_DIR [NAME...]" >&2
+	exit 2
+fi
+build=$(cd "$1" && pwd)
+shift
+here=$(cd "$(dirname "$0")" && pwd)
+out_root="$build/kernel-tests"
+mkdir -p "$out_root"
+
+# name and command of every test
+tests=(table)
+for t in steered ipv6 pinned miss sockops; do tests+=("steer_$t"); done
+for t in "$here"/t_*.sh; do tests+=("$(basename "$t" .sh)"); done
+
+pass=0 failed=0 skipped=0
+for name in "${tests[@]}"; do
+	if [ $# -gt 0 ]; then
+		want=0
+		for n in "$@"; do case $name in *"$n"*) want=1 ;; esac; done
+		[ $want = 1 ] || continue
+	fi
+	out="$out_root/$name.out"
+	start=$(date +%s%N)
+	if [ "$name" = table ]; then
+		"$build/kernel/table_test" >"$out" 2>&1 </dev/null
+		rc=$?
+	elif [ "$(id -u)" != 0 ]; then
+		echo "skipped: not root" >"$out"
+		rc=77
+	else
+		case $name in
+		steer_*)
+			timeout -k 5 60 unshare -n -- sh -c 'ip link set lo up && exec "$@"' sh \
+				"$build/kernel/steer_test" "${name#steer_}" >"$out" 2>&1 </dev/null
+			rc=$?
+			;;
+		*)
+			RS_BUILD="$build" timeout -k 5 120 bash "$here/$name.sh" >"$out" 2>&1 </dev/null
+			rc=$?
+			;;
+		esac
+	fi
+	secs=$(awk -v s="$start" -v e="$(date +%s%N)" 'BEGIN { printf "%.1f", (e - s) / 1e9 }')
+	case $rc in
+	0)
+		pass=$((pass + 1))
+		echo "ok   $name (${secs}s)"
+		;;
+	77)
+		skipped=$((skipped + 1))
+		echo "skip $name: $(tail -n 1 "$out")"
+		;;
+	*)
+		failed=$((failed + 1))
+		echo "FAIL $name (${secs}s, status $rc; output in $out)"
+		tail -n 60 "$out" | sed 's/^/    /'
+		;;
+	esac
+done
+[ $skipped -gt 0 ] && echo "kernel: $skipped skipped (not root, or no sk_lookup)"
+echo "kernel: $pass passed, $failed failed"
+[ $failed -eq 0 ]

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The agent follows the store (DESIGN.md flow 6): live sessions on local
+# gateways pin their source addresses; a known supervisor with no live
+# session gets a precomputed pin where the placement rule would put it
+# (cross-checked with `ringsteerctl place`); the table is weighted by room,
+# max(0, cap - load): a gateway at cap gets no buckets.
+set -u
+. "$(dirname "$0")/lib.sh"
+kt_up
+
+now=$(($(date +%s%N) / 1000000))
+old=$((now - 700000)) # past the agent's --ttl 600000: a supervisor with no live session
+"$RS_BUILD/ringsteerctl" gateways --store "$KT_STORE" >/dev/null || fail "cannot create the store"
+sqlite3 "$KT_DIR/ringsteer.db" "
+	INSERT INTO gateways VALUES ('gw-a', '127.0.1.1:7001', 0, $now), ('gw-b', '127.0.1.2:7001', 0, $now);
+	INSERT INTO sessions VALUES
+		('sup-1', 'i', 1, 'gw-a', 0, '127.0.3.1:40001', $now, $((now + 600000)), 1),
+		('sup-2', 'i', 1, 'gw-b', 0, '127.0.3.2:40002', $now, $((now + 600000)), 1),
+		('sup-x', 'i', 1, 'gw-a', 0, '127.0.2.50:40003', $old, $old, 1);" || fail "cannot fill the store"
+
+agent_start --store "$KT_STORE" --ttl 600000
+gws_start gw-a=127.0.1.1:7000 gw-b=127.0.1.2:7000
+
+want_x=$("$RS_BUILD/ringsteerctl" place --gateways gw-a=1,gw-b=1 sup-x) || fail "ringsteerctl place"
+pin_of() { maps_json | jq -r --arg s "$1" '.pins[] | select(.source == $s) | .gateway'; }
+pin_is() { [ "$(pin_of "$1")" = "$2" ]; }
+await "session pins" 5 pin_is 127.0.3.1 gw-a
+await "sup-2 pinned to gw-b" 5 pin_is 127.0.3.2 gw-b
+await "precomputed pin for sup-x on $want_x" 5 pin_is 127.0.2.50 "$want_x"
+for s in 127.0.3.1:gw-a 127.0.3.2:gw-b "127.0.2.50:$want_x"; do
+	dial_is "${s%%:*}" "${s#*:}" || fail "${s%%:*} did not land on ${s#*:}"
+done
+# Equal room (cap 2, one each): half the buckets each.
+buckets_of() { maps_json | jq -r --arg g "$1" '.slots[] | select(.gateway == $g) | .buckets'; }
+buckets_are() { [ "$(buckets_of "$1")" = "$2" ]; }
+[ "$(buckets_of gw-a)" = 2048 ] && [ "$(buckets_of gw-b)" = 2048 ] || fail "equal room, unequal table: $(maps_json)"
+
+# gw-a reaches cap: N = 4 (+1 arriving) over G = 2 -> cap 3; gw-a holds 3.
+sqlite3 "$KT_DIR/ringsteer.db" "
+	INSERT INTO sessions VALUES
+		('sup-3', 'i', 1, 'gw-a', 0, '', $now, $((now + 600000)), 1),
+		('sup-4', 'i', 1, 'gw-a', 0, '', $now, $((now + 600000)), 1);" || fail "store update"
+await "gw-a at cap gets no buckets" 5 buckets_are gw-a 0
+for i in 90 91 92 93 94 95; do dial_is 127.0.2.$i gw-b || fail "127.0.2.$i: the table still sends to gw-a at cap"; done
+
+# The session moves: its pin follows; a session that ends loses its pin.
+sqlite3 "$KT_DIR/ringsteer.db" "UPDATE sessions SET gateway_id = 'gw-b' WHERE member_id = 'sup-1'; DELETE FROM sessions WHERE member_id = 'sup-2';"
+await "pin follows sup-1 to gw-b" 5 pin_is 127.0.3.1 gw-b
+await "sup-2's pin removed" 5 pin_is 127.0.3.2 ""
+agent_stop
+echo "ok"

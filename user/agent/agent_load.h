@@ -1,0 +1,93 @@
+/* agent_load.h - loading, attaching and pinning the kernel side, and adopting
+ * what a previous agent pinned (loader.c, pin_dir.c, cgroup.c).
+ *
+ * Layout on bpffs: PIN_ROOT/<netns inode>/ holds every map by its name
+ * (rs_services, ...) and the two links (link_steer: sk_lookup on the netns;
+ * link_sockops: sockops on the cgroup2 root), each mode 0600.  It is created
+ * whole in PIN_ROOT/tmp-<ino>-<pid> and renamed into place (tubular's
+ * habit), so a reader or a restarted agent sees all of it or none.  The
+ * agent holds an exclusive flock on the directory while it runs: one writer
+ * per netns. */
+#ifndef RS_AGENT_LOAD_H
+#define RS_AGENT_LOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "agent.h"
+
+#define AGENT_PIN_ROOT "/sys/fs/bpf/ringsteer"
+#define AGENT_CGROUP2_PRIVATE "/run/ringsteer/cgroup2"
+#define AGENT_LINK_STEER "link_steer"
+#define AGENT_LINK_SOCKOPS "link_sockops"
+
+struct rs_steer;
+struct rs_sockops;
+struct bpf_link;
+
+struct agent_load_options {
+	const char *pin_root;  /* NULL: AGENT_PIN_ROOT */
+	bool replace;          /* a pinned program whose tag differs may be replaced */
+	bool no_pin;           /* tests: nothing pinned, links live with the process */
+	bool no_sockops;       /* leave sockops out (no cgroup2 available) */
+};
+
+/* What agent_kernel_open did, for the log line and the tests. */
+enum agent_load_mode {
+	AGENT_LOAD_CREATED,   /* fresh maps and links, pinned */
+	AGENT_LOAD_ADOPTED,   /* pinned maps and links reused, program unchanged */
+	AGENT_LOAD_UPGRADED,  /* pinned maps reused, links updated to this program */
+	AGENT_LOAD_UNPINNED,  /* no_pin */
+};
+
+struct agent_kernel {
+	struct rs_steer *steer;
+	struct rs_sockops *sockops;
+	struct bpf_link *steer_link, *sockops_link;
+	struct agent_maps maps;
+	unsigned long netns_ino;
+	char pin_dir[512];
+	int lock_fd;           /* flock on pin_dir, or -1 */
+	enum agent_load_mode mode;
+	char tag[17];          /* the sk_lookup program's tag in force, hex */
+};
+
+/* Loads both programs, reuses or creates the maps, attaches or adopts the
+ * links, pins (unless no_pin).  On failure *why holds one sentence for the
+ * log.  Returns 0 or:
+ *   -EOPNOTSUPP  the kernel has no sk_lookup (or no BPF at all)
+ *   -EPERM       not privileged enough to load BPF
+ *   -ESTALE      the pinned program's tag differs and replace is off
+ *   -EBUSY       another agent holds this netns's pin directory
+ *   -EPROTO      the pinned maps do not match this binary's (schema change)
+ *   other -errno */
+int agent_kernel_open(const struct agent_load_options *opt, struct agent_kernel *k, char *why, size_t why_len);
+
+/* Closes everything the process holds; the pins (and so the steering) stay. */
+void agent_kernel_close(struct agent_kernel *k);
+
+/* Lowercase name of a load mode ("created", "adopted", ...). */
+const char *agent_load_mode_name(enum agent_load_mode mode);
+
+/* ---- pin_dir.c ---------------------------------------------------------- */
+
+/* Makes sure bpffs is mounted at /sys/fs/bpf when root lies under it, then
+ * creates root (mode 0700) and its parents.  Returns 0 or -errno
+ * (-ENOTSUP: root is not on bpffs). */
+int agent_pin_root_ensure(const char *root);
+
+/* mkdir -p with mode for every level it creates.  Returns 0 or -errno. */
+int agent_mkdir_p(const char *dir, mode_t mode);
+
+/* Removes dir and the pins in it (one level).  Returns 0 or -errno. */
+int agent_pin_dir_remove(const char *dir);
+
+/* ---- cgroup.c ----------------------------------------------------------- */
+
+/* The mount point of the cgroup v2 hierarchy's root into out; when none is
+ * mounted and private_path is not NULL, mounts one there.  Returns 0,
+ * -ENOENT, -errno. */
+int agent_cgroup2_root(char *out, size_t cap, const char *private_path);
+
+#endif

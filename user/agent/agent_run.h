@@ -1,0 +1,89 @@
+/* agent_run.h - the running ringsteer-agent: its configuration, the kernel
+ * side it holds, the store, the event loop and what /metrics exports.  One
+ * struct agent per process, owned by main(); the other files (sync.c,
+ * metrics.c, register.c) work on it. */
+#ifndef RS_AGENT_RUN_H
+#define RS_AGENT_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "agent.h"
+#include "agent_load.h"
+#include "ringsteer/agent_reg.h"
+#include "ringsteer/store.h"
+
+#define AGENT_SERVICES_MAX RS_SERVICES_MAX
+
+struct agent_config {
+	const char *services[AGENT_SERVICES_MAX];
+	size_t n_services;
+	const char *store_url;     /* NULL: no store (every local gateway weighs the same, pins untouched) */
+	const char *metrics;       /* ADDR:PORT or NULL */
+	const char *socket_path;   /* registration socket */
+	uid_t allow_uids[RS_AGENT_REG_UIDS_MAX];
+	size_t n_allow_uids;
+	const char *pin_root;      /* NULL: AGENT_PIN_ROOT */
+	bool replace;
+	uint32_t sync_ms;          /* store poll interval */
+	uint32_t ttl_ms;           /* the gateways' row TTL (must match theirs) */
+};
+
+struct agent_counters {
+	uint64_t syncs_ok, syncs_failed;  /* store reads that worked / failed */
+	uint64_t table_swaps;
+	uint64_t pin_writes, pin_deletes;
+	uint64_t slots_released;
+	uint64_t register_failures;       /* checked sockets the maps refused */
+};
+
+/* What the last sync saw, for the table rebuilt at a registration. */
+struct agent_snapshot {
+	bool valid;                       /* a store listing succeeded */
+	struct rs_gateway_row *gateways;  /* live ones, sorted by id */
+	size_t n_gateways;
+};
+
+struct event_base;
+struct event;
+struct evhttp;
+
+struct agent {
+	struct agent_config cfg;
+	struct agent_kernel k;
+	struct rs_store *store;
+	struct event_base *base;
+	struct rs_agent_reg_server *reg;
+	struct evhttp *http;
+	struct event *sync_ev, *sigterm_ev, *sigint_ev;
+	struct agent_counters counters;
+	struct agent_snapshot snap;
+	uint32_t pins_live, pins_precomputed;  /* last sync's pins by origin */
+};
+
+/* ---- sync.c --------------------------------------------------------------- */
+
+/* One pass: reads the store (when configured), frees slots whose gateway
+ * is gone, rewrites pins (sessions on local gateways, precomputed ones for
+ * known supervisors with no session), the peer endpoints, and the bucket
+ * table (only when it changed).  A store error leaves the maps as they are.
+ * Returns 0 or -errno. */
+int agent_sync(struct agent *a, int64_t now_ms);
+
+/* Rebuilds the bucket table from the last snapshot and the slots as they
+ * are now (after a registration).  Returns 0 or -errno. */
+int agent_sync_table(struct agent *a);
+
+/* ---- register.c ------------------------------------------------------------ */
+
+/* rs_agent_reg_cb for the registration server: ctx is the struct agent. */
+int agent_on_register(void *ctx, const char *gateway_id, enum rs_agent_role role, int fd,
+		      const struct sockaddr_storage *local, uint32_t *slot_out);
+
+/* ---- metrics.c ------------------------------------------------------------- */
+
+/* Serves GET /metrics (and /healthz) on cfg.metrics.  Returns 0 or -errno. */
+int agent_metrics_start(struct agent *a);
+
+#endif

@@ -1,0 +1,304 @@
+/* main.c - ringsteer-agent: the privileged node daemon.  Loads (or adopts)
+ * the steering programs and maps, serves gateway socket registrations,
+ * follows the store, exports /metrics.
+ *
+ * Exit status: 0 stopped by SIGTERM/SIGINT (the pinned programs go on
+ * steering), 1 runtime failure, 2 bad flags, 3 this kernel cannot steer (no
+ * sk_lookup) or the agent lacks the privileges (gateways run on,
+ * redirect-only), 4 the pinned program differs from this agent's and
+ * --replace was not given. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <bpf/libbpf.h>
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include "agent_run.h"
+#include "ringsteer/endpoint.h"
+#include "ringsteer/logfmt.h"
+
+enum {
+	EXIT_FLAGS = 2,
+	EXIT_NO_STEERING = 3,
+	EXIT_TAG_DIFFERS = 4,
+};
+
+static const char usage[] =
+	"usage: ringsteer-agent --service ADDR:PORT [--service ...] [options]\n"
+	"\n"
+	"  --service ADDR:PORT   a Service address to steer (repeatable, at most 64)\n"
+	"  --store URL           follow this store (pins, room-weighted table); without it\n"
+	"                        every local gateway weighs the same and pins are left alone\n"
+	"  --ttl MS              the gateways' row TTL (default 15000; must match theirs)\n"
+	"  --sync-interval MS    store poll (default 1000)\n"
+	"  --metrics ADDR:PORT   GET /metrics, /healthz\n"
+	"  --socket PATH         registration socket (default " RS_AGENT_SOCKET_DEFAULT ")\n"
+	"  --allow-uid UID       uid allowed to register (repeatable; default: the agent's own)\n"
+	"  --replace             upgrade a pinned program whose tag differs (BPF_LINK_UPDATE)\n"
+	"  --pin-root DIR        bpffs directory (default " AGENT_PIN_ROOT ")\n"
+	"\n"
+	"Exit status: 0 stopped (steering goes on from the pins), 1 failure, 2 bad flags,\n"
+	"3 no sk_lookup or no privileges (gateways run redirect-only), 4 pinned program\n"
+	"differs (use --replace).\n";
+
+static int parse_u32(const char *flag, const char *text, uint32_t min, uint32_t max, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (errno || *end || text[0] < '0' || text[0] > '9' || v < min || v > max) {
+		fprintf(stderr, "ringsteer-agent: %s: expected a number in %u..%u, got '%s'\n", flag, min, max, text);
+		return -EINVAL;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_flags(int argc, char **argv, struct agent_config *cfg)
+{
+	enum { O_SERVICE = 256, O_STORE, O_TTL, O_SYNC, O_METRICS, O_SOCKET, O_ALLOW_UID, O_REPLACE, O_PIN_ROOT };
+	static const struct option opts[] = {
+		{ "service", required_argument, NULL, O_SERVICE },
+		{ "store", required_argument, NULL, O_STORE },
+		{ "ttl", required_argument, NULL, O_TTL },
+		{ "sync-interval", required_argument, NULL, O_SYNC },
+		{ "metrics", required_argument, NULL, O_METRICS },
+		{ "socket", required_argument, NULL, O_SOCKET },
+		{ "allow-uid", required_argument, NULL, O_ALLOW_UID },
+		{ "replace", no_argument, NULL, O_REPLACE },
+		{ "pin-root", required_argument, NULL, O_PIN_ROOT },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int c;
+
+	*cfg = (struct agent_config){ .socket_path = RS_AGENT_SOCKET_DEFAULT, .sync_ms = 1000, .ttl_ms = 15000 };
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		uint32_t v;
+		int err = 0;
+
+		switch (c) {
+		case O_SERVICE:
+			if (cfg->n_services == AGENT_SERVICES_MAX) {
+				fprintf(stderr, "ringsteer-agent: at most %d --service flags\n", AGENT_SERVICES_MAX);
+				return -EINVAL;
+			}
+			if (rs_endpoint_parse(optarg, &ss, &len)) {
+				fprintf(stderr, "ringsteer-agent: --service: expected numeric ADDR:PORT, got '%s'\n", optarg);
+				return -EINVAL;
+			}
+			cfg->services[cfg->n_services++] = optarg;
+			break;
+		case O_STORE: cfg->store_url = optarg; break;
+		case O_TTL: err = parse_u32("--ttl", optarg, 1, 86400000, &cfg->ttl_ms); break;
+		case O_SYNC: err = parse_u32("--sync-interval", optarg, 1, 3600000, &cfg->sync_ms); break;
+		case O_METRICS:
+			if (rs_endpoint_parse(optarg, &ss, &len)) {
+				fprintf(stderr, "ringsteer-agent: --metrics: expected numeric ADDR:PORT, got '%s'\n", optarg);
+				return -EINVAL;
+			}
+			cfg->metrics = optarg;
+			break;
+		case O_SOCKET: cfg->socket_path = optarg; break;
+		case O_ALLOW_UID:
+			if (cfg->n_allow_uids == RS_AGENT_REG_UIDS_MAX) {
+				fprintf(stderr, "ringsteer-agent: at most %d --allow-uid flags\n", RS_AGENT_REG_UIDS_MAX);
+				return -EINVAL;
+			}
+			err = parse_u32("--allow-uid", optarg, 0, UINT32_MAX - 1, &v);
+			if (!err)
+				cfg->allow_uids[cfg->n_allow_uids++] = (uid_t)v;
+			break;
+		case O_REPLACE: cfg->replace = true; break;
+		case O_PIN_ROOT: cfg->pin_root = optarg; break;
+		case 'h': fputs(usage, stdout); exit(0);
+		case ':':
+			fprintf(stderr, "ringsteer-agent: option %s needs a value\n", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			fprintf(stderr, "ringsteer-agent: unknown option %s (try --help)\n", argv[optind - 1]);
+			return -EINVAL;
+		}
+		if (err)
+			return err;
+	}
+	if (optind != argc || cfg->n_services == 0) {
+		fprintf(stderr, "ringsteer-agent: at least one --service is required (try --help)\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* libbpf's warnings as log lines (its debug chatter dropped). */
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char line[512];
+	size_t n;
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strlen(line);
+	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == ' '))
+		line[--n] = '\0';
+	if (n)
+		rs_log(stderr, level == LIBBPF_WARN ? "warn" : "info", "agent", "event", "libbpf", "msg", line, NULL);
+	return 0;
+}
+
+static void on_sync(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+	int err;
+
+	(void)fd;
+	(void)what;
+	err = agent_sync(a, wall_ms());
+	if (err) {
+		/* One line per failure streak would be kinder; a failure every
+		 * second is still bounded and tells the operator it persists. */
+		rs_log(stderr, "warn", "agent", "event", "sync_failed", "error", strerror(-err), NULL);
+	}
+}
+
+static void on_stop(evutil_socket_t sig, short what, void *arg)
+{
+	struct agent *a = arg;
+
+	(void)what;
+	rs_log(stderr, "info", "agent", "event", "stopping", "signal", sig == SIGTERM ? "TERM" : "INT", "steering",
+	       "continues from the pinned maps", NULL);
+	event_base_loopexit(a->base, NULL);
+}
+
+static int start_loop(struct agent *a)
+{
+	struct rs_agent_reg_config rc = {
+		.socket_path = a->cfg.socket_path,
+		.allow_uids = a->cfg.allow_uids,
+		.n_allow_uids = a->cfg.n_allow_uids,
+		.on_register = agent_on_register,
+		.ctx = a,
+		.log = stderr,
+	};
+	struct timeval tick = { .tv_sec = a->cfg.sync_ms / 1000, .tv_usec = (a->cfg.sync_ms % 1000) * 1000 };
+	int err;
+
+	a->base = event_base_new();
+	if (!a->base)
+		return -ENOMEM;
+	err = rs_agent_reg_server_new(a->base, &rc, &a->reg);
+	if (err) {
+		rs_log(stderr, "error", "agent", "event", "socket_failed", "path", a->cfg.socket_path, "error",
+		       strerror(-err), NULL);
+		return err;
+	}
+	err = agent_metrics_start(a);
+	if (err) {
+		rs_log(stderr, "error", "agent", "event", "metrics_failed", "endpoint", a->cfg.metrics, "error",
+		       strerror(-err), NULL);
+		return err;
+	}
+	a->sync_ev = event_new(a->base, -1, EV_PERSIST, on_sync, a);
+	a->sigterm_ev = evsignal_new(a->base, SIGTERM, on_stop, a);
+	a->sigint_ev = evsignal_new(a->base, SIGINT, on_stop, a);
+	if (!a->sync_ev || !a->sigterm_ev || !a->sigint_ev || event_add(a->sync_ev, &tick) ||
+	    event_add(a->sigterm_ev, NULL) || event_add(a->sigint_ev, NULL))
+		return -ENOMEM;
+	return 0;
+}
+
+static void stop_loop(struct agent *a)
+{
+	if (a->sync_ev)
+		event_free(a->sync_ev);
+	if (a->sigterm_ev)
+		event_free(a->sigterm_ev);
+	if (a->sigint_ev)
+		event_free(a->sigint_ev);
+	if (a->http)
+		evhttp_free(a->http);
+	rs_agent_reg_server_free(a->reg);
+	if (a->base)
+		event_base_free(a->base);
+}
+
+int main(int argc, char **argv)
+{
+	struct agent a = { 0 };
+	struct agent_load_options lo = { 0 };
+	struct rs_store_options so = { 0 };
+	char why[512] = "", ino[24];
+	int err, rc = 1;
+
+	if (parse_flags(argc, argv, &a.cfg))
+		return EXIT_FLAGS;
+	signal(SIGPIPE, SIG_IGN);
+	libbpf_set_print(libbpf_log);
+	lo.pin_root = a.cfg.pin_root;
+	lo.replace = a.cfg.replace;
+	err = agent_kernel_open(&lo, &a.k, why, sizeof(why));
+	if (err == -EPERM || err == -EOPNOTSUPP) {
+		rs_log(stderr, "error", "agent", "event", "no_steering", "reason", why, NULL);
+		return EXIT_NO_STEERING;
+	}
+	if (err == -ESTALE) {
+		rs_log(stderr, "error", "agent", "event", "upgrade_refused", "reason", why, NULL);
+		return EXIT_TAG_DIFFERS;
+	}
+	if (err) {
+		rs_log(stderr, "error", "agent", "event", "load_failed", "reason", why, "error", strerror(-err), NULL);
+		return 1;
+	}
+	snprintf(ino, sizeof(ino), "%lu", a.k.netns_ino);
+	rs_log(stderr, "info", "agent", "event", "loaded", "start", agent_load_mode_name(a.k.mode), "tag", a.k.tag,
+	       "pins", a.k.pin_dir, "netns", ino, NULL);
+
+	err = agent_services_set(&a.k.maps, a.cfg.services, a.cfg.n_services);
+	if (err) {
+		rs_log(stderr, "error", "agent", "event", "services_failed", "error", strerror(-err), NULL);
+		goto cleanup;
+	}
+	if (a.cfg.store_url) {
+		so.ttl_ms = a.cfg.ttl_ms;
+		err = rs_store_open(a.cfg.store_url, &so, &a.store);
+		if (err) {
+			rs_log(stderr, "error", "agent", "event", "store_failed", "store", a.cfg.store_url, "error",
+			       strerror(-err), NULL);
+			goto cleanup;
+		}
+	}
+	err = start_loop(&a);
+	if (err)
+		goto cleanup;
+	on_sync(-1, 0, &a); /* at once: a restarted agent catches up before its first tick */
+	rs_log(stderr, "info", "agent", "event", "ready", "socket", a.cfg.socket_path, NULL);
+	event_base_dispatch(a.base);
+	rc = 0;
+cleanup:
+	stop_loop(&a);
+	rs_store_close(a.store);
+	free(a.snap.gateways);
+	agent_kernel_close(&a.k);
+	return rc;
+}

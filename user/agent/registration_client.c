@@ -1,0 +1,235 @@
+/* registration_client.c - the gateway's side of socket registration
+ * (include/ringsteer/agent_reg.h): connect to the agent, send the request
+ * with the listening socket as SCM_RIGHTS, read the one reply.
+ *
+ * Guarantees: blocks at most the timeout from connect to reply, whatever
+ * the agent does (a silent, slow or full agent is -ETIMEDOUT); never
+ * raises SIGPIPE; reads at most one reply and accepts no fds from the agent
+ * (recv without a control buffer makes the kernel drop any); the caller's
+ * listen_fd is only lent (the kernel passes a copy) and stays open; a
+ * refusal answered early (while the request is still being sent) is still
+ * read and reported. */
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ringsteer/agent_reg.h"
+#include "ringsteer/proto.h"
+
+#define CONNECT_RETRY_MS 10 /* backlog full: retry this often until the deadline */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits until fd is ready for events or the deadline passes.  Returns 0
+ * (ready, or an error/hangup the next call will report), -ETIMEDOUT. */
+static int wait_fd(int fd, short events, int64_t deadline)
+{
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = events };
+		int64_t left = deadline - now_ms();
+		int rc;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		rc = poll(&p, 1, left > INT32_MAX ? INT32_MAX : (int)left);
+		if (rc > 0)
+			return 0;
+		if (rc == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+static int connect_agent(int fd, const struct sockaddr_un *sun, int64_t deadline)
+{
+	for (;;) {
+		struct timespec pause = { .tv_sec = 0, .tv_nsec = CONNECT_RETRY_MS * 1000000L };
+		int64_t left;
+
+		if (connect(fd, (const struct sockaddr *)sun, sizeof(*sun)) == 0)
+			return 0;
+		switch (errno) {
+		case EINTR:
+			continue;
+		case EAGAIN:
+			/* A UNIX listener with a full backlog refuses a
+			 * non-blocking connect with EAGAIN, and nothing can be
+			 * polled for: retry until the deadline. */
+			left = deadline - now_ms();
+			if (left <= 0)
+				return -ETIMEDOUT;
+			if (left < CONNECT_RETRY_MS)
+				pause.tv_nsec = (long)left * 1000000L;
+			nanosleep(&pause, NULL);
+			continue;
+		case EACCES:
+		case EPERM:
+			/* File permissions, not the agent's verdict: keep
+			 * -EACCES for refusals that come with a reason. */
+			return -EPERM;
+		default:
+			return -errno;
+		}
+	}
+}
+
+/* Sends the request, the fd riding with its first bytes.  Returns 0 when
+ * sent or when the agent stopped reading (it answered early: the reply
+ * tells why), -ETIMEDOUT, -errno. */
+static int send_request(int fd, const uint8_t *buf, size_t len, int listen_fd, int64_t deadline)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} control;
+	size_t sent = 0;
+	bool fd_sent = false;
+
+	memset(&control, 0, sizeof(control));
+	while (sent < len) {
+		struct iovec iov = { .iov_base = (void *)(buf + sent), .iov_len = len - sent };
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+		ssize_t n;
+		int rc;
+
+		if (!fd_sent) {
+			struct cmsghdr *cm;
+
+			msg.msg_control = control.buf;
+			msg.msg_controllen = sizeof(control.buf);
+			cm = CMSG_FIRSTHDR(&msg);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(cm), &listen_fd, sizeof(int));
+		}
+		n = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n > 0) {
+			sent += (size_t)n;
+			fd_sent = true;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EPIPE || errno == ECONNRESET))
+			return 0;
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		rc = wait_fd(fd, POLLOUT, deadline);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int read_reply(int fd, struct rs_agent_reg_reply *reply, int64_t deadline)
+{
+	uint8_t buf[RS_AGENT_REG_MSG_MAX];
+	size_t len = 0;
+
+	for (;;) {
+		size_t need;
+		ssize_t n;
+		int rc = rs_agent_reg_decode_reply(buf, len, reply, &need);
+
+		if (rc == 0)
+			return 0;
+		if (rc != -EAGAIN)
+			return -EPROTO;
+		n = recv(fd, buf + len, need - len, MSG_DONTWAIT);
+		if (n > 0) {
+			len += (size_t)n;
+			continue;
+		}
+		if (n == 0 || (n < 0 && (errno == ECONNRESET || errno == EPIPE)))
+			return -EPROTO; /* closed without a whole reply */
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		rc = wait_fd(fd, POLLIN, deadline);
+		if (rc < 0)
+			return rc;
+	}
+}
+
+int rs_agent_register_timeout(const char *socket_path, const char *gateway_id, enum rs_agent_role role,
+			      int listen_fd, int timeout_ms, struct rs_agent_reg_reply *reply)
+{
+	struct rs_agent_reg_request req = { .version = RS_AGENT_REG_VERSION, .role = (uint8_t)role };
+	struct rs_agent_reg_reply local_reply;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	uint8_t buf[RS_AGENT_REG_MSG_MAX];
+	int64_t deadline;
+	size_t len;
+	int fd = -1, rc;
+
+	if (!reply)
+		reply = &local_reply;
+	memset(reply, 0, sizeof(*reply));
+	if (!socket_path || !*socket_path || !gateway_id || listen_fd < 0 || timeout_ms <= 0 ||
+	    (role != RS_AGENT_ROLE_LISTEN && role != RS_AGENT_ROLE_PEER) || !rs_proto_member_id_ok(gateway_id))
+		return -EINVAL;
+	if (strlen(socket_path) >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", socket_path);
+	snprintf(req.gateway_id, sizeof(req.gateway_id), "%s", gateway_id);
+	rc = rs_agent_reg_encode_request(&req, buf, sizeof(buf), &len);
+	if (rc < 0)
+		return rc;
+
+	deadline = now_ms() + timeout_ms;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	rc = connect_agent(fd, &sun, deadline);
+	if (rc < 0)
+		goto out;
+	rc = send_request(fd, buf, len, listen_fd, deadline);
+	if (rc < 0)
+		goto out;
+	rc = read_reply(fd, reply, deadline);
+	if (rc < 0)
+		goto out;
+	rc = reply->status == RS_AGENT_REG_STATUS_OK ? 0 : -EACCES;
+out:
+	close(fd);
+	return rc;
+}
+
+int rs_agent_register(const char *socket_path, const char *gateway_id, enum rs_agent_role role,
+		      int listen_fd, uint32_t *slot, char *reason, size_t reason_cap)
+{
+	struct rs_agent_reg_reply reply;
+	int rc;
+
+	rc = rs_agent_register_timeout(socket_path, gateway_id, role, listen_fd, RS_AGENT_REG_CLIENT_TIMEOUT_MS,
+				       &reply);
+	if (rc == 0 && slot)
+		*slot = reply.slot;
+	if (!reason || reason_cap == 0)
+		return rc;
+	if (rc == 0)
+		snprintf(reason, reason_cap, "registered in slot %u", (unsigned)reply.slot);
+	else if (rc == -EACCES)
+		snprintf(reason, reason_cap, "%s: %s", rs_agent_reg_reason_name(reply.reason), reply.text);
+	else if (rc == -ENOENT || rc == -ECONNREFUSED)
+		snprintf(reason, reason_cap, "no agent on %s: %s", socket_path, strerror(-rc));
+	else
+		snprintf(reason, reason_cap, "agent registration failed: %s", strerror(-rc));
+	return rc;
+}

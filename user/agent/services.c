@@ -1,0 +1,46 @@
+/* services.c - the Service addresses sk_lookup steers (rs_services): the map
+ * is made to hold exactly the configured set, so a Service removed from the
+ * agent's flags stops being steered at its next start. */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <string.h>
+
+#include "agent.h"
+#include "ringsteer/endpoint.h"
+
+int agent_services_set(const struct agent_maps *m, const char *const *endpoints, size_t n)
+{
+	struct rs_endpoint_key want[RS_SERVICES_MAX], key, next;
+	bool have_key = false;
+
+	if (n > RS_SERVICES_MAX)
+		return -E2BIG;
+	for (size_t i = 0; i < n; i++) {
+		struct sockaddr_storage ss;
+		socklen_t len;
+		struct rs_service v = { .index = (uint32_t)i };
+
+		if (rs_endpoint_parse(endpoints[i], &ss, &len) || agent_endpoint_key((struct sockaddr *)&ss, &want[i]))
+			return -EINVAL;
+		if (bpf_map_update_elem(m->services, &want[i], &v, BPF_ANY) < 0)
+			return -errno;
+	}
+	/* Then drop the others (bounded by the map's size). */
+	for (int guard = 0; guard < RS_SERVICES_MAX * 2; guard++) {
+		bool keep = false;
+
+		if (bpf_map_get_next_key(m->services, have_key ? &key : NULL, &next) < 0)
+			break;
+		for (size_t i = 0; i < n && !keep; i++)
+			keep = memcmp(&want[i], &next, sizeof(next)) == 0;
+		if (!keep) {
+			if (bpf_map_delete_elem(m->services, &next) < 0 && errno != ENOENT)
+				return -errno;
+			have_key = false; /* restart: deleting may reorder the iteration */
+			continue;
+		}
+		key = next;
+		have_key = true;
+	}
+	return 0;
+}

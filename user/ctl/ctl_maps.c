@@ -1,0 +1,412 @@
+/* ctl_maps.c - `ringsteerctl maps [--json] [--pin-dir DIR]`: decodes the
+ * agent's pinned maps for this network namespace (or DIR): the programs in
+ * force, the Service addresses, the slots with their gateways and
+ * connection counts, the pins, the bucket table's share per slot, the peer
+ * endpoints, and the steering counters (per-CPU values summed).  Read-only:
+ * it opens the pins, never writes.  Exit status: 0, 1 when there is no
+ * agent state (or a map cannot be read), 2 bad arguments. */
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "ctl_args.h"
+#include "ctl_json.h"
+#include "ringsteer/proto.h"
+#include "ringsteer_maps.h"
+
+#define PIN_ROOT "/sys/fs/bpf/ringsteer"
+#define PINS_SHOWN_MAX RS_PINS_MAX
+
+static const char maps_usage[] =
+	"usage: ringsteerctl maps [--json] [--pin-dir DIR]\n"
+	"\n"
+	"Decodes the kernel steering state the agent pinned for this network\n"
+	"namespace (" PIN_ROOT "/<netns inode>, or DIR): programs, Service\n"
+	"addresses, slots (gateway, generation, socket, connections), pins\n"
+	"(source -> slot), the bucket table's share per slot, peer endpoints and\n"
+	"the lookup counters.  --json prints one JSON object.\n";
+
+struct maps {
+	int services, sockets, pins, table, stats, slots, conns, endpoints;
+};
+
+static int open_pin(const char *dir, const char *name, int *fd)
+{
+	char path[4096];
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	*fd = bpf_obj_get(path);
+	return *fd < 0 ? -errno : 0;
+}
+
+static void format_addr(uint32_t family, const uint32_t addr[4], char *out, size_t cap)
+{
+	if (!inet_ntop(family == AF_INET6 ? AF_INET6 : AF_INET, addr, out, (socklen_t)cap))
+		snprintf(out, cap, "?");
+}
+
+static void format_endpoint(const struct rs_endpoint_key *k, char *out, size_t cap)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	format_addr(k->family, k->addr, a, sizeof(a));
+	snprintf(out, cap, k->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, k->port);
+}
+
+/* ---- the link facts ------------------------------------------------------ */
+
+static void print_link(const char *dir, const char *name, bool json, bool first)
+{
+	struct bpf_link_info li = { 0 };
+	struct bpf_prog_info pi = { 0 };
+	__u32 len = sizeof(li), plen = sizeof(pi);
+	char tag[17] = "";
+	int fd, pfd = -1;
+
+	if (open_pin(dir, name, &fd) == 0 && bpf_obj_get_info_by_fd(fd, &li, &len) == 0 &&
+	    (pfd = bpf_prog_get_fd_by_id(li.prog_id)) >= 0 && bpf_obj_get_info_by_fd(pfd, &pi, &plen) == 0)
+		for (int i = 0; i < 8; i++)
+			snprintf(tag + 2 * i, 3, "%02x", pi.tag[i]);
+	if (json) {
+		if (!first)
+			fputs(", ", stdout);
+		ctl_json_string(stdout, name);
+		fputs(": {", stdout);
+		ctl_json_key_uint(stdout, true, "link_id", li.id);
+		ctl_json_key_uint(stdout, false, "prog_id", li.prog_id);
+		ctl_json_key_string(stdout, false, "tag", tag);
+		fputs("}", stdout);
+	} else {
+		printf("%-13s link %u  prog %u  tag %s\n", name, li.id, li.prog_id, tag[0] ? tag : "-");
+	}
+	if (pfd >= 0)
+		close(pfd);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* ---- slots ------------------------------------------------------------------ */
+
+struct slot_facts {
+	struct rs_slot row;
+	bool socket;
+	uint64_t established, closed;
+	uint32_t buckets;
+};
+
+static int read_slots(const struct maps *m, struct slot_facts *s, uint32_t *none_buckets)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct rs_conn_counts *per;
+	uint32_t zero = 0, inner_id, *buckets = NULL;
+	int inner = -1, err = 0;
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	per = calloc((size_t)ncpu, sizeof(*per));
+	buckets = calloc(RS_TABLE_SIZE, sizeof(*buckets));
+	if (!per || !buckets) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (uint32_t i = 0; i < RS_SLOTS_MAX; i++) {
+		uint64_t cookie;
+
+		memset(&s[i], 0, sizeof(s[i]));
+		if (bpf_map_lookup_elem(m->slots, &i, &s[i].row) < 0) {
+			err = -errno;
+			goto cleanup;
+		}
+		s[i].row.gateway[RS_GATEWAY_ID_SIZE - 1] = '\0';
+		s[i].socket = bpf_map_lookup_elem(m->sockets, &i, &cookie) == 0;
+		if (bpf_map_lookup_elem(m->conns, &i, per) == 0)
+			for (int c = 0; c < ncpu; c++) {
+				s[i].established += per[c].established;
+				s[i].closed += per[c].closed;
+			}
+	}
+	*none_buckets = 0;
+	if (bpf_map_lookup_elem(m->table, &zero, &inner_id) == 0 && (inner = bpf_map_get_fd_by_id(inner_id)) >= 0) {
+		for (uint32_t b = 0; b < RS_TABLE_SIZE; b++) {
+			if (bpf_map_lookup_elem(inner, &b, &buckets[b]) < 0)
+				continue;
+			if (buckets[b] < RS_SLOTS_MAX)
+				s[buckets[b]].buckets++;
+			else
+				(*none_buckets)++;
+		}
+	} else {
+		*none_buckets = RS_TABLE_SIZE; /* no table swapped in yet */
+	}
+cleanup:
+	if (inner >= 0)
+		close(inner);
+	free(per);
+	free(buckets);
+	return err;
+}
+
+static const char *slot_gateway(const struct slot_facts *s, uint32_t slot)
+{
+	if (slot >= RS_SLOTS_MAX || s[slot].row.state != RS_SLOT_REGISTERED)
+		return "";
+	return s[slot].row.gateway;
+}
+
+/* Printable id or "?" (a map is not trusted to hold text). */
+static const char *safe_id(const char *id)
+{
+	return id[0] == '\0' || rs_proto_member_id_ok(id) ? id : "?";
+}
+
+static int print_all(const char *dir, const struct maps *m, bool json)
+{
+	static const char *const stat_names[RS_STAT_COUNT] = { "lookups", "pinned", "table", "miss", "assign_error",
+								"none" };
+	struct slot_facts *s = calloc(RS_SLOTS_MAX, sizeof(*s));
+	uint64_t stats[RS_STAT_COUNT] = { 0 };
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *per = ncpu > 0 ? calloc((size_t)ncpu, sizeof(uint64_t)) : NULL;
+	uint32_t none_buckets = 0;
+	bool first;
+	int err;
+
+	if (!s || !per) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = read_slots(m, s, &none_buckets);
+	if (err)
+		goto cleanup;
+	for (uint32_t i = 0; i < RS_STAT_COUNT; i++)
+		if (bpf_map_lookup_elem(m->stats, &i, per) == 0)
+			for (int c = 0; c < ncpu; c++)
+				stats[i] += per[c];
+
+	/* header and links */
+	if (json) {
+		fputs("{", stdout);
+		ctl_json_key_string(stdout, true, "pin_dir", dir);
+		fputs(", \"links\": {", stdout);
+	} else {
+		printf("pin dir       %s\n", dir);
+	}
+	print_link(dir, "link_steer", json, true);
+	print_link(dir, "link_sockops", json, false);
+
+	/* services */
+	{
+		struct rs_endpoint_key key, next;
+		bool have = false;
+
+		if (json)
+			fputs("}, \"services\": [", stdout);
+		else
+			printf("\nservices\n");
+		first = true;
+		for (int guard = 0; guard < RS_SERVICES_MAX && bpf_map_get_next_key(m->services, have ? &key : NULL, &next) == 0;
+		     guard++) {
+			struct rs_service v = { 0 };
+			char text[80];
+
+			key = next;
+			have = true;
+			bpf_map_lookup_elem(m->services, &key, &v);
+			format_endpoint(&key, text, sizeof(text));
+			if (json) {
+				fputs(first ? "{" : ", {", stdout);
+				ctl_json_key_string(stdout, true, "endpoint", text);
+				ctl_json_key_uint(stdout, false, "index", v.index);
+				fputs("}", stdout);
+			} else {
+				printf("  %-44s index %u\n", text, v.index);
+			}
+			first = false;
+		}
+	}
+
+	/* slots */
+	if (json)
+		fputs("], \"slots\": [", stdout);
+	else
+		printf("\n%-5s %-32s %-6s %-7s %-8s %-11s %-8s %s\n", "SLOT", "GATEWAY", "GEN", "SOCKET", "BUCKETS",
+		       "ESTABLISHED", "CLOSED", "OPEN");
+	first = true;
+	for (uint32_t i = 0; i < RS_SLOTS_MAX; i++) {
+		const struct slot_facts *f = &s[i];
+		uint64_t open = f->established >= f->closed ? f->established - f->closed : 0;
+
+		if (f->row.state != RS_SLOT_REGISTERED && !f->socket && !f->buckets)
+			continue;
+		if (json) {
+			fputs(first ? "{" : ", {", stdout);
+			ctl_json_key_uint(stdout, true, "slot", i);
+			ctl_json_key_string(stdout, false, "gateway", safe_id(f->row.gateway));
+			ctl_json_key_bool(stdout, false, "registered", f->row.state == RS_SLOT_REGISTERED);
+			ctl_json_key_uint(stdout, false, "gen", f->row.gen);
+			ctl_json_key_bool(stdout, false, "socket", f->socket);
+			ctl_json_key_uint(stdout, false, "cookie", f->row.cookie);
+			ctl_json_key_uint(stdout, false, "buckets", f->buckets);
+			ctl_json_key_uint(stdout, false, "established", f->established);
+			ctl_json_key_uint(stdout, false, "closed", f->closed);
+			ctl_json_key_uint(stdout, false, "open", open);
+			fputs("}", stdout);
+		} else {
+			printf("%-5u %-32.32s %-6u %-7s %-8u %-11" PRIu64 " %-8" PRIu64 " %" PRIu64 "\n", i,
+			       f->row.state == RS_SLOT_REGISTERED ? safe_id(f->row.gateway) : "(free)", f->row.gen,
+			       f->socket ? "yes" : "no", f->buckets, f->established, f->closed, open);
+		}
+		first = false;
+	}
+	if (!json)
+		printf("table: %u of %u buckets name no slot\n", none_buckets, RS_TABLE_SIZE);
+
+	/* pins */
+	{
+		struct rs_source_key key, next;
+		bool have = false;
+
+		if (json)
+			fputs("], \"pins\": [", stdout);
+		else
+			printf("\n%-40s %-5s %s\n", "PINNED SOURCE", "SLOT", "GATEWAY");
+		first = true;
+		for (long guard = 0; guard < PINS_SHOWN_MAX && bpf_map_get_next_key(m->pins, have ? &key : NULL, &next) == 0;
+		     guard++) {
+			struct rs_pin p = { RS_SLOT_NONE };
+			char text[INET6_ADDRSTRLEN];
+
+			key = next;
+			have = true;
+			if (bpf_map_lookup_elem(m->pins, &key, &p) < 0)
+				continue;
+			format_addr(key.family, key.addr, text, sizeof(text));
+			if (json) {
+				fputs(first ? "{" : ", {", stdout);
+				ctl_json_key_string(stdout, true, "source", text);
+				ctl_json_key_uint(stdout, false, "slot", p.slot);
+				ctl_json_key_string(stdout, false, "gateway", safe_id(slot_gateway(s, p.slot)));
+				ctl_json_key_uint(stdout, false, "bucket", rs_source_hash(&key) & RS_TABLE_MASK);
+				fputs("}", stdout);
+			} else {
+				printf("%-40s %-5u %s\n", text, p.slot, safe_id(slot_gateway(s, p.slot)));
+			}
+			first = false;
+		}
+	}
+
+	/* peer endpoints */
+	{
+		struct rs_endpoint_key key, next;
+		bool have = false;
+
+		if (json)
+			fputs("], \"endpoints\": [", stdout);
+		else
+			printf("\n%-46s %-5s %s\n", "PEER ENDPOINT", "SLOT", "GATEWAY");
+		first = true;
+		for (int guard = 0; guard < RS_ENDPOINTS_MAX && bpf_map_get_next_key(m->endpoints, have ? &key : NULL, &next) == 0;
+		     guard++) {
+			struct rs_endpoint_slot e = { RS_SLOT_NONE };
+			char text[80];
+
+			key = next;
+			have = true;
+			if (bpf_map_lookup_elem(m->endpoints, &key, &e) < 0)
+				continue;
+			format_endpoint(&key, text, sizeof(text));
+			if (json) {
+				fputs(first ? "{" : ", {", stdout);
+				ctl_json_key_string(stdout, true, "endpoint", text);
+				ctl_json_key_uint(stdout, false, "slot", e.slot);
+				fputs("}", stdout);
+			} else {
+				printf("%-46s %-5u %s\n", text, e.slot, safe_id(slot_gateway(s, e.slot)));
+			}
+			first = false;
+		}
+	}
+
+	/* counters */
+	if (json) {
+		fputs("], \"lookups\": {", stdout);
+		for (int i = 0; i < RS_STAT_COUNT; i++)
+			ctl_json_key_uint(stdout, i == 0, stat_names[i], stats[i]);
+		ctl_json_key_uint(stdout, false, "table_empty_buckets", none_buckets);
+		fputs("}}\n", stdout);
+	} else {
+		printf("\nlookups");
+		for (int i = 0; i < RS_STAT_COUNT; i++)
+			printf("  %s %" PRIu64, stat_names[i], stats[i]);
+		printf("\n");
+	}
+cleanup:
+	free(per);
+	free(s);
+	return err;
+}
+
+int ctl_maps(int argc, char **argv)
+{
+	struct maps m = { -1, -1, -1, -1, -1, -1, -1, -1 };
+	int *const fds[] = { &m.services, &m.sockets, &m.pins, &m.table, &m.stats, &m.slots, &m.conns, &m.endpoints };
+	static const char *const names[] = { "rs_services", "rs_sockets", "rs_pins",  "rs_table",
+					     "rs_stats",    "rs_slots",   "rs_conns", "rs_endpoints" };
+	const char *pin_dir = NULL;
+	char dir[4096];
+	bool json = false;
+	int err, rc = 1;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0) {
+			json = true;
+		} else if (strcmp(argv[i], "--pin-dir") == 0 && i + 1 < argc) {
+			pin_dir = argv[++i];
+		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(maps_usage, stdout);
+			return 0;
+		} else {
+			return ctl_usage_error("maps", "unexpected argument '%s' (try --help)", argv[i]);
+		}
+	}
+	if (pin_dir) {
+		snprintf(dir, sizeof(dir), "%s", pin_dir);
+	} else {
+		struct stat st;
+
+		if (stat("/proc/self/ns/net", &st) < 0) {
+			perror("ringsteerctl maps: /proc/self/ns/net");
+			return 1;
+		}
+		snprintf(dir, sizeof(dir), "%s/%lu", PIN_ROOT, (unsigned long)st.st_ino);
+	}
+	libbpf_set_print(NULL); /* its warnings would interleave with the listing */
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		err = open_pin(dir, names[i], fds[i]);
+		if (err) {
+			fprintf(stderr, "ringsteerctl maps: no agent state at %s (%s: %s)\n", dir, names[i], strerror(-err));
+			goto cleanup;
+		}
+	}
+	err = print_all(dir, &m, json);
+	if (err) {
+		fprintf(stderr, "ringsteerctl maps: cannot read %s: %s\n", dir, strerror(-err));
+		goto cleanup;
+	}
+	rc = 0;
+cleanup:
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+	return rc;
+}
