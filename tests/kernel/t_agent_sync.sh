@@ -43,9 +43,13 @@ sqlite3 "$KT_DIR/ringsteer.db" "
 await "gw-a at cap gets no buckets" 5 buckets_are gw-a 0
 for i in 90 91 92 93 94 95; do dial_is 127.0.2.$i gw-b || fail "127.0.2.$i: the table still sends to gw-a at cap"; done
 
-# The session moves: its pin follows; a session that ends loses its pin.
+# The session moves: its pin follows.  A session that ends (its row
+# deleted, as at a clean departure) leaves a known supervisor: its pin
+# becomes its precomputed placement by the rule over the remaining loads
+# (gw-a: sup-3, sup-4; gw-b: sup-1), as `ringsteerctl place` computes it.
 sqlite3 "$KT_DIR/ringsteer.db" "UPDATE sessions SET gateway_id = 'gw-b' WHERE member_id = 'sup-1'; DELETE FROM sessions WHERE member_id = 'sup-2';"
 await "pin follows sup-1 to gw-b" 5 pin_is 127.0.3.1 gw-b
-await "sup-2's pin removed" 5 pin_is 127.0.3.2 ""
+want_2=$("$RS_BUILD/ringsteerctl" place --gateways gw-a=2,gw-b=1 sup-2) || fail "ringsteerctl place"
+await "sup-2's pin is its precomputed placement on $want_2" 5 pin_is 127.0.3.2 "$want_2"
 agent_stop
 echo "ok"

@@ -45,6 +45,17 @@ struct agent_snapshot {
 	size_t n_gateways;
 };
 
+/* Supervisors the agent has seen in a session, remembered after their row
+ * goes (a clean departure deletes it): their next arrival is precomputed.
+ * Sorted by member id; bounded by AGENT_KNOWN_MAX (oldest dropped first is
+ * not tracked: past the bound, new members are simply not remembered). */
+#define AGENT_KNOWN_MAX 65536
+
+struct agent_known {
+	char member_id[RS_ID_MAX + 1];
+	char source[RS_ENDPOINT_MAX + 1];
+};
+
 struct event_base;
 struct event;
 struct evhttp;
@@ -60,6 +71,8 @@ struct agent {
 	struct agent_counters counters;
 	struct agent_snapshot snap;
 	uint32_t pins_live, pins_precomputed;  /* last sync's pins by origin */
+	struct agent_known *known;             /* sorted by member id */
+	size_t n_known, known_cap;
 };
 
 /* ---- sync.c --------------------------------------------------------------- */

@@ -22,6 +22,7 @@
 
 #include "agent_run.h"
 #include "ringsteer/endpoint.h"
+#include "ringsteer/flags.h"
 #include "ringsteer/logfmt.h"
 
 enum {
@@ -47,21 +48,6 @@ static const char usage[] =
 	"Exit status: 0 stopped (steering goes on from the pins), 1 failure, 2 bad flags,\n"
 	"3 no sk_lookup or no privileges (gateways run redirect-only), 4 pinned program\n"
 	"differs (use --replace).\n";
-
-static int parse_u32(const char *flag, const char *text, uint32_t min, uint32_t max, uint32_t *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(text, &end, 10);
-	if (errno || *end || text[0] < '0' || text[0] > '9' || v < min || v > max) {
-		fprintf(stderr, "ringsteer-agent: %s: expected a number in %u..%u, got '%s'\n", flag, min, max, text);
-		return -EINVAL;
-	}
-	*out = (uint32_t)v;
-	return 0;
-}
 
 static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 {
@@ -102,8 +88,8 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 			cfg->services[cfg->n_services++] = optarg;
 			break;
 		case O_STORE: cfg->store_url = optarg; break;
-		case O_TTL: err = parse_u32("--ttl", optarg, 1, 86400000, &cfg->ttl_ms); break;
-		case O_SYNC: err = parse_u32("--sync-interval", optarg, 1, 3600000, &cfg->sync_ms); break;
+		case O_TTL: err = rs_parse_flag_u32("ringsteer-agent", "--ttl", optarg, 1, 86400000, &cfg->ttl_ms); break;
+		case O_SYNC: err = rs_parse_flag_u32("ringsteer-agent", "--sync-interval", optarg, 1, 3600000, &cfg->sync_ms); break;
 		case O_METRICS:
 			if (rs_endpoint_parse(optarg, &ss, &len)) {
 				fprintf(stderr, "ringsteer-agent: --metrics: expected numeric ADDR:PORT, got '%s'\n", optarg);
@@ -117,7 +103,7 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 				fprintf(stderr, "ringsteer-agent: at most %d --allow-uid flags\n", RS_AGENT_REG_UIDS_MAX);
 				return -EINVAL;
 			}
-			err = parse_u32("--allow-uid", optarg, 0, UINT32_MAX - 1, &v);
+			err = rs_parse_flag_u32("ringsteer-agent", "--allow-uid", optarg, 0, UINT32_MAX - 1, &v);
 			if (!err)
 				cfg->allow_uids[cfg->n_allow_uids++] = (uid_t)v;
 			break;
@@ -299,6 +285,7 @@ cleanup:
 	stop_loop(&a);
 	rs_store_close(a.store);
 	free(a.snap.gateways);
+	free(a.known);
 	agent_kernel_close(&a.k);
 	return rc;
 }

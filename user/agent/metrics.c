@@ -12,20 +12,15 @@
 #include <event2/http.h>
 
 #include "agent_run.h"
-#include "ringsteer/endpoint.h"
+#include "ringsteer/http.h"
 #include "ringsteer/proto.h"
-
-static void family(struct evbuffer *b, const char *name, const char *type, const char *help)
-{
-	evbuffer_add_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
 
 static void render_connections(const struct agent *a, struct evbuffer *b)
 {
 	const struct agent_maps *m = &a->k.maps;
 	uint32_t registered = 0, sockets = 0;
 
-	family(b, "ringsteer_agent_connections", "gauge",
+	rs_metrics_family(b, "ringsteer_agent_connections", "gauge",
 	       "Open connections accepted by each local gateway's registered sockets (sockops).");
 	for (uint32_t i = 0; i < RS_SLOTS_MAX; i++) {
 		struct rs_slot s;
@@ -40,7 +35,7 @@ static void render_connections(const struct agent *a, struct evbuffer *b)
 		evbuffer_add_printf(b, "ringsteer_agent_connections{gateway=\"%s\"} %llu\n", s.gateway,
 				    (unsigned long long)(c.established >= c.closed ? c.established - c.closed : 0));
 	}
-	family(b, "ringsteer_agent_connections_accepted_total", "counter",
+	rs_metrics_family(b, "ringsteer_agent_connections_accepted_total", "counter",
 	       "Connections each local gateway's registered sockets accepted (sockops).");
 	for (uint32_t i = 0; i < RS_SLOTS_MAX; i++) {
 		struct rs_slot s;
@@ -52,7 +47,7 @@ static void render_connections(const struct agent *a, struct evbuffer *b)
 		evbuffer_add_printf(b, "ringsteer_agent_connections_accepted_total{gateway=\"%s\"} %llu\n", s.gateway,
 				    (unsigned long long)c.established);
 	}
-	family(b, "ringsteer_agent_map_entries", "gauge", "Entries in each steering map.");
+	rs_metrics_family(b, "ringsteer_agent_map_entries", "gauge", "Entries in each steering map.");
 	evbuffer_add_printf(b, "ringsteer_agent_map_entries{map=\"rs_slots\"} %u\n", registered);
 	evbuffer_add_printf(b, "ringsteer_agent_map_entries{map=\"rs_sockets\"} %u\n", sockets);
 	evbuffer_add_printf(b, "ringsteer_agent_map_entries{map=\"rs_services\"} %ld\n",
@@ -77,47 +72,33 @@ static void render(const struct agent *a, struct evbuffer *b)
 	struct rs_agent_reg_stats reg = { 0 };
 
 	render_connections(a, b);
-	family(b, "ringsteer_agent_lookups_total", "counter",
+	rs_metrics_family(b, "ringsteer_agent_lookups_total", "counter",
 	       "sk_lookup runs on a Service address, by result (pinned, table: steered; miss: the slot's socket is "
 	       "gone; error: the kernel refused the socket; none: no slot).");
 	if (agent_stats_read(&a->k.maps, st) == 0)
 		for (size_t i = 0; i < sizeof(results) / sizeof(results[0]); i++)
 			evbuffer_add_printf(b, "ringsteer_agent_lookups_total{result=\"%s\"} %llu\n", results[i].label,
 					    (unsigned long long)st[results[i].stat]);
-	family(b, "ringsteer_agent_pins", "gauge", "Pins written by the last sync, by origin.");
+	rs_metrics_family(b, "ringsteer_agent_pins", "gauge", "Pins written by the last sync, by origin.");
 	evbuffer_add_printf(b, "ringsteer_agent_pins{origin=\"session\"} %u\n", a->pins_live);
 	evbuffer_add_printf(b, "ringsteer_agent_pins{origin=\"precomputed\"} %u\n", a->pins_precomputed);
-	family(b, "ringsteer_agent_syncs_total", "counter", "Store reads, by result.");
+	rs_metrics_family(b, "ringsteer_agent_syncs_total", "counter", "Store reads, by result.");
 	evbuffer_add_printf(b, "ringsteer_agent_syncs_total{result=\"ok\"} %llu\n", (unsigned long long)k->syncs_ok);
 	evbuffer_add_printf(b, "ringsteer_agent_syncs_total{result=\"error\"} %llu\n",
 			    (unsigned long long)k->syncs_failed);
-	family(b, "ringsteer_agent_table_swaps_total", "counter", "Bucket tables swapped in.");
+	rs_metrics_family(b, "ringsteer_agent_table_swaps_total", "counter", "Bucket tables swapped in.");
 	evbuffer_add_printf(b, "ringsteer_agent_table_swaps_total %llu\n", (unsigned long long)k->table_swaps);
 	if (a->reg)
 		rs_agent_reg_server_stats(a->reg, &reg);
-	family(b, "ringsteer_agent_registrations_total", "counter", "Gateway sockets registered.");
+	rs_metrics_family(b, "ringsteer_agent_registrations_total", "counter", "Gateway sockets registered.");
 	evbuffer_add_printf(b, "ringsteer_agent_registrations_total %llu\n", (unsigned long long)reg.registered);
-	family(b, "ringsteer_agent_registration_refusals_total", "counter", "Registrations refused, by reason.");
+	rs_metrics_family(b, "ringsteer_agent_registration_refusals_total", "counter", "Registrations refused, by reason.");
 	for (unsigned r = 1; r < RS_AGENT_REG_REASON_COUNT; r++)
 		evbuffer_add_printf(b, "ringsteer_agent_registration_refusals_total{reason=\"%s\"} %llu\n",
 				    rs_agent_reg_reason_name(r), (unsigned long long)reg.refused[r]);
-	family(b, "ringsteer_agent_info", "gauge", "The sk_lookup program in force (tag) and how this agent started.");
+	rs_metrics_family(b, "ringsteer_agent_info", "gauge", "The sk_lookup program in force (tag) and how this agent started.");
 	evbuffer_add_printf(b, "ringsteer_agent_info{tag=\"%s\",start=\"%s\"} 1\n", a->k.tag,
 			    agent_load_mode_name(a->k.mode));
-}
-
-static void reply_text(struct evhttp_request *req, int code, const char *reason, const char *body)
-{
-	struct evbuffer *b = evbuffer_new();
-
-	if (!b) {
-		evhttp_send_error(req, HTTP_INTERNAL, NULL);
-		return;
-	}
-	evbuffer_add(b, body, strlen(body));
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; charset=utf-8");
-	evhttp_send_reply(req, code, reason, b);
-	evbuffer_free(b);
 }
 
 static void on_request(struct evhttp_request *req, void *arg)
@@ -133,45 +114,18 @@ static void on_request(struct evhttp_request *req, void *arg)
 			return;
 		}
 		render(a, b);
-		evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-				  "text/plain; version=0.0.4; charset=utf-8");
-		evhttp_send_reply(req, HTTP_OK, "OK", b);
+		rs_http_reply_metrics(req, b);
 		evbuffer_free(b);
 	} else if (path && strcmp(path, "/healthz") == 0) {
-		reply_text(req, HTTP_OK, "OK", "ok\n");
+		rs_http_reply_text(req, HTTP_OK, "OK", "ok\n");
 	} else {
-		reply_text(req, HTTP_NOTFOUND, "Not Found", "not found\n");
+		rs_http_reply_text(req, HTTP_NOTFOUND, "Not Found", "not found\n");
 	}
 }
 
 int agent_metrics_start(struct agent *a)
 {
-	struct sockaddr_storage ss;
-	socklen_t len;
-	evutil_socket_t fd;
-
 	if (!a->cfg.metrics)
 		return 0;
-	if (rs_endpoint_parse(a->cfg.metrics, &ss, &len))
-		return -EINVAL;
-	a->http = evhttp_new(a->base);
-	if (!a->http)
-		return -ENOMEM;
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (evutil_make_listen_socket_reuseable(fd) < 0 || bind(fd, (struct sockaddr *)&ss, len) < 0 ||
-	    listen(fd, 64) < 0) {
-		int err = -errno;
-
-		evutil_closesocket(fd);
-		return err;
-	}
-	if (!evhttp_accept_socket_with_handle(a->http, fd)) {
-		evutil_closesocket(fd);
-		return -ENOMEM;
-	}
-	evhttp_set_gencb(a->http, on_request, a);
-	evhttp_set_allowed_methods(a->http, EVHTTP_REQ_GET);
-	return 0;
+	return rs_http_serve(a->base, a->cfg.metrics, on_request, a, &a->http);
 }

@@ -4,9 +4,10 @@
  *  - slots: a slot whose listener is gone and whose gateway is no longer
  *    live in the store (or, without a store, at once) is freed;
  *  - pins: each live session on a local gateway pins its source address to
- *    that gateway's slot; each known supervisor with no live session (its
- *    row is past its TTL) is placed by the rule, as a Service arrival, and
- *    pinned when the rule picks a local gateway (a precomputed placement).
+ *    that gateway's slot; each known supervisor (seen in any session, its
+ *    row since expired or deleted at a clean departure) with no live
+ *    session is placed by the rule, as a Service arrival, and pinned when
+ *    the rule picks a local gateway (a precomputed placement).
  *    A source address two supervisors share with different answers is not
  *    pinned (the table decides);
  *  - peer endpoints of local gateways into rs_endpoints (sockops counts
@@ -225,23 +226,72 @@ static const struct pin_entry *pin_find(const struct pin_set *p, const struct rs
 	return p->n ? bsearch(&probe, p->e, p->n, sizeof(*p->e), pin_cmp) : NULL;
 }
 
-/* Precomputed placements: each supervisor with no live session, as if it
- * arrived through the Service now.  The first sessions listing is all rows;
- * live ones were pinned already (want holds them). */
+static int strcmp_ptr(const void *x, const void *y)
+{
+	return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+static int known_cmp(const void *x, const void *y)
+{
+	return strcmp(((const struct agent_known *)x)->member_id, ((const struct agent_known *)y)->member_id);
+}
+
+/* Remembers each session's member and source (the newest wins), so that a
+ * supervisor whose row is gone is still known. */
+static int known_update(struct agent *a, const struct rs_session_row *rows, size_t n)
+{
+	size_t sorted = a->n_known; /* entries past this are new, unsorted */
+
+	for (size_t i = 0; i < n; i++) {
+		struct agent_known probe, *k;
+
+		if (!rows[i].source[0])
+			continue;
+		snprintf(probe.member_id, sizeof(probe.member_id), "%s", rows[i].member_id);
+		/* A listing holds each member once, so only the sorted part
+		 * can hold it already. */
+		k = sorted ? bsearch(&probe, a->known, sorted, sizeof(*k), known_cmp) : NULL;
+		if (!k) {
+			if (a->n_known == AGENT_KNOWN_MAX)
+				continue;
+			if (a->n_known == a->known_cap) {
+				size_t cap = a->known_cap ? a->known_cap * 2 : 64;
+				struct agent_known *grown = realloc(a->known, cap * sizeof(*grown));
+
+				if (!grown)
+					return -ENOMEM;
+				a->known = grown;
+				a->known_cap = cap;
+			}
+			k = &a->known[a->n_known++];
+			*k = probe;
+		}
+		snprintf(k->source, sizeof(k->source), "%s", rows[i].source);
+	}
+	if (a->n_known > sorted)
+		qsort(a->known, a->n_known, sizeof(*a->known), known_cmp);
+	return 0;
+}
+
+/* Precomputed placements: each known supervisor with no live session, as
+ * if it arrived through the Service now.  Loads are counted from this same
+ * sessions listing, so they agree with the set of live sessions. */
 static int precompute(struct agent *a, const struct view *v, const struct rs_session_row *rows, size_t n,
 		      struct pin_set *want)
 {
 	const struct agent_snapshot *s = &a->snap;
 	struct rs_gateway_load *loads = NULL;
-	const char **ids = NULL;
+	const char **ids = NULL, **live = NULL;
 	struct rs_ring *ring = NULL;
+	size_t n_live = 0;
 	int err = 0;
 
 	if (!s->n_gateways)
 		return 0;
 	ids = calloc(s->n_gateways, sizeof(*ids));
 	loads = calloc(s->n_gateways, sizeof(*loads));
-	if (!ids || !loads) {
+	live = calloc(n + 1, sizeof(*live));
+	if (!ids || !loads || !live) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -253,32 +303,45 @@ static int precompute(struct agent *a, const struct view *v, const struct rs_ses
 	for (size_t g = 0; g < s->n_gateways; g++) {
 		int idx = rs_ring_find(ring, s->gateways[g].id);
 
-		if (idx < 0)
-			continue;
-		loads[idx] = (struct rs_gateway_load){ .load = s->gateways[g].supervisors,
-						       .live = true,
-						       .draining = s->gateways[g].state == RS_GATEWAY_DRAINING };
+		if (idx >= 0)
+			loads[idx] = (struct rs_gateway_load){ .live = true,
+							       .draining = s->gateways[g].state == RS_GATEWAY_DRAINING };
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct rs_arrival arr = { .member_id = rows[i].member_id, .at = -1, .stale = -1 };
+		int idx;
+
+		if (!rows[i].live)
+			continue;
+		live[n_live++] = rows[i].member_id;
+		idx = rs_ring_find(ring, rows[i].gateway_id);
+		if (idx >= 0)
+			loads[idx].load++;
+	}
+	qsort(live, n_live, sizeof(*live), strcmp_ptr);
+	for (size_t i = 0; i < a->n_known; i++) {
+		const struct agent_known *k = &a->known[i];
+		const char *key = k->member_id;
+		struct rs_arrival arr = { .member_id = k->member_id, .at = -1, .stale = -1 };
 		struct rs_decision d;
-		struct rs_source_key k;
+		struct rs_source_key sk;
 		int slot;
 
-		if (rows[i].live || !rows[i].source[0] || agent_source_key_text(rows[i].source, &k))
+		if (bsearch(&key, live, n_live, sizeof(*live), strcmp_ptr) ||
+		    agent_source_key_text(k->source, &sk))
 			continue;
 		if (rs_place(ring, loads, &arr, &d) != 0)
 			break; /* no gateway takes anyone: nothing to precompute */
 		slot = local_slot(v, rs_ring_gateway_id(ring, d.gateway));
 		if (slot < 0)
 			continue;
-		err = pin_add(want, rows[i].source, (uint32_t)slot);
+		err = pin_add(want, k->source, (uint32_t)slot);
 		if (err)
 			break;
 		a->pins_precomputed++;
 	}
 cleanup:
 	rs_ring_free(ring);
+	free(live);
 	free(ids);
 	free(loads);
 	return err;
@@ -467,7 +530,9 @@ int agent_sync(struct agent *a, int64_t now_ms)
 		}
 		a->pins_live = live;
 		a->pins_precomputed = 0;
-		err = precompute(a, v, sessions, n_sessions, &want);
+		err = known_update(a, sessions, n_sessions);
+		if (!err)
+			err = precompute(a, v, sessions, n_sessions, &want);
 		if (err)
 			goto cleanup;
 		pin_settle(&want);

@@ -12,6 +12,7 @@
 #include "gateway.h"
 #include "ringsteer/agent_reg.h"
 #include "ringsteer/endpoint.h"
+#include "ringsteer/flags.h"
 #include "ringsteer/logfmt.h"
 
 #include <openssl/crypto.h>
@@ -40,17 +41,7 @@ static const char usage[] =
 
 static int parse_ms(const char *flag, const char *text, uint32_t *out)
 {
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(text, &end, 10);
-	if (errno || *end || v == 0 || v > 86400000UL || *text < '0' || *text > '9') {
-		fprintf(stderr, "ringsteer-gateway: %s: expected a positive number, got '%s'\n", flag, text);
-		return -EINVAL;
-	}
-	*out = (uint32_t)v;
-	return 0;
+	return rs_parse_flag_u32("ringsteer-gateway", flag, text, 1, 86400000, out);
 }
 
 static int parse_flags(int argc, char **argv, struct gw_config *cfg)

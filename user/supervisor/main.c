@@ -13,6 +13,7 @@
 #include <openssl/rand.h>
 
 #include "ringsteer/endpoint.h"
+#include "ringsteer/flags.h"
 #include "ringsteer/logfmt.h"
 #include "ringsteer/small_file.h"
 #include "supervisor.h"
@@ -27,21 +28,6 @@ static const char usage[] =
 	"  --sandboxes-file FILE   re-read the count from FILE on SIGHUP\n"
 	"  --bind ADDR             source address of its connections\n"
 	"  --dial-timeout MS       give up a dial or an answer after MS (default 2000)\n";
-
-static int parse_u32(const char *flag, const char *text, uint32_t *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(text, &end, 10);
-	if (errno || *end || v > UINT32_MAX || *text < '0' || *text > '9') {
-		fprintf(stderr, "ringsteer-supervisor: %s: expected a number, got '%s'\n", flag, text);
-		return -EINVAL;
-	}
-	*out = (uint32_t)v;
-	return 0;
-}
 
 static int parse_flags(int argc, char **argv, struct sup_config *cfg)
 {
@@ -70,10 +56,10 @@ static int parse_flags(int argc, char **argv, struct sup_config *cfg)
 		case 'i': cfg->id = optarg; break;
 		case 's': cfg->service = optarg; break;
 		case 't': cfg->token_file = optarg; break;
-		case 'n': err = parse_u32("--sandboxes", optarg, &cfg->sandboxes); break;
+		case 'n': err = rs_parse_flag_u32("ringsteer-supervisor", "--sandboxes", optarg, 0, UINT32_MAX, &cfg->sandboxes); break;
 		case O_SANDBOXES_FILE: cfg->sandboxes_file = optarg; break;
 		case 'b': cfg->bind = optarg; break;
-		case O_DIAL_TIMEOUT: err = parse_u32("--dial-timeout", optarg, &cfg->dial_timeout_ms); break;
+		case O_DIAL_TIMEOUT: err = rs_parse_flag_u32("ringsteer-supervisor", "--dial-timeout", optarg, 1, 600000, &cfg->dial_timeout_ms); break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case ':':
 			fprintf(stderr, "ringsteer-supervisor: option %s needs a value\n", argv[optind - 1]);

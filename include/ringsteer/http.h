@@ -1,0 +1,25 @@
+/* http.h - the small HTTP side every daemon has (/metrics, /healthz,
+ * /readyz) on libevent's evhttp, and the Prometheus text helpers. */
+#ifndef RINGSTEER_HTTP_H
+#define RINGSTEER_HTTP_H
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+
+/* Serves GET requests on endpoint ("ADDR:PORT") with handler; other methods
+ * get 405 from libevent.  Returns 0 and *out, -EINVAL, -ENOMEM or -errno
+ * from bind/listen. */
+int rs_http_serve(struct event_base *base, const char *endpoint, void (*handler)(struct evhttp_request *, void *),
+		  void *arg, struct evhttp **out);
+
+/* Answers req with a text/plain body. */
+void rs_http_reply_text(struct evhttp_request *req, int code, const char *reason, const char *body);
+
+/* Answers req with body in the Prometheus text exposition format (0.0.4). */
+void rs_http_reply_metrics(struct evhttp_request *req, struct evbuffer *body);
+
+/* Appends a metric family's # HELP and # TYPE lines. */
+void rs_metrics_family(struct evbuffer *b, const char *name, const char *type, const char *help);
+
+#endif

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# vm-tests/guest.sh - runs inside the guest (chroot of the overlaid host
+# root): the kernel-facing tests (tests/kernel/run.sh) with the host's build
+# tree, results to /vmresults (the read-write 9p tag).
+set -u
+build=${RS_VM_BUILD:?RS_VM_BUILD unset}
+here=$(cd "$(dirname "$0")/.." && pwd)
+res=/vmresults
+cd "$here" || exit 125
+echo "guest: kernel $(uname -r), build $build"
+# The host's kernel-tests outputs are not this run's: start empty.
+rm -rf "$build/kernel-tests"
+tests/kernel/run.sh "$build" 2>&1 | tee "$res/run.log"
+rc=${PIPESTATUS[0]}
+mkdir -p "$res/out"
+cp "$build"/kernel-tests/*.out "$res/out/" 2>/dev/null
+dmesg >"$res/dmesg" 2>&1
+exit "$rc"

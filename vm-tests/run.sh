@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# vm-tests/run.sh - the kernel-facing tests (tests/kernel/run.sh) on Debian's
+# generic 6.1 and 6.12 kernels, in qemu (TCG).
+#
+# usage: vm-tests/run.sh [BUILD_DIR]        (default: build)
+#   RS_VM_KERNELS="6.1 6.12"  which series to run
+#   RS_VM_TIMEOUT=270         seconds one guest may run
+#
+# Per series: the newest linux-image package is resolved with apt-cache,
+# fetched with `apt-get download` into BUILD_DIR/vm (kept: not fetched again),
+# unpacked with dpkg -x, depmod'ed; vmlinux is extracted from vmlinuz (booted
+# by qemu's PVH entry); an initramfs of busybox-static, the modules and
+# vm-tests/init.sh is built.  The guest sees the host root read-only (9p,
+# under a tmpfs overlay) and BUILD_DIR/vm/<kver>/results read-write, and runs
+# vm-tests/guest.sh.  See ../shared/notes/vm-kernel-tests.md.
+#
+# Prints one line per kernel and test, then a table (boot, run seconds).
+# Exit status 0 only when every test passed on every kernel and no guest
+# console or dmesg holds a kernel splat or a verifier rejection.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+build=$(cd "${1:-$top/build}" && pwd) || exit 2
+vm="$build/vm"
+kernels=${RS_VM_KERNELS:-"6.1 6.12"}
+limit=${RS_VM_TIMEOUT:-270}
+mkdir -p "$vm"
+
+log() { echo "vm: $*" >&2; }
+now() { date +%s%N; }
+secs() { awk -v s="$1" -v e="$2" 'BEGIN { printf "%.1f", (e - s) / 1e9 }'; }
+
+for b in ringsteer-agent ringsteerctl kernel/steer_test kernel/kt_tool kernel/table_test; do
+	[ -x "$build/$b" ] || { log "$build/$b missing: build it first (make vm-test does)"; exit 2; }
+done
+for c in qemu-system-x86_64 busybox cpio depmod modprobe zstd xz dpkg apt-get apt-cache; do
+	command -v "$c" >/dev/null || { log "$c not found (make vm-test installs it)"; exit 2; }
+done
+
+# newest package name of a series
+resolve() {
+	local re
+	case $1 in
+	6.1) re='^linux-image-6\.1\.0-[0-9]+-amd64$' ;;
+	6.12) re='^linux-image-6\.12\.[0-9]+\+deb12-amd64$' ;;
+	*) return 1 ;;
+	esac
+	local p
+	p=$(apt-cache search --names-only "$re" | cut -d' ' -f1 | sort -V | tail -n 1)
+	if [ -z "$p" ]; then
+		apt-get update -qq >&2 || return 1
+		p=$(apt-cache search --names-only "$re" | cut -d' ' -f1 | sort -V | tail -n 1)
+	fi
+	[ -n "$p" ] && echo "$p"
+}
+
+# vmlinux out of vmlinuz: the first xz or zstd stream that decompresses to ELF
+extract_vmlinux() {
+	local in=$1 out=$2 off
+	for kind in xz zstd; do
+		case $kind in
+		xz) pat='\xfd7zXZ\x00' ;;
+		zstd) pat='\x28\xb5\x2f\xfd' ;;
+		esac
+		for off in $(LC_ALL=C grep -obUaP "$pat" "$in" | cut -d: -f1); do
+			tail -c +$((off + 1)) "$in" | $kind -dc >"$out.tmp" 2>/dev/null
+			if [ "$(head -c 4 "$out.tmp" | od -An -tx1 | tr -d ' ')" = 7f454c46 ]; then
+				mv "$out.tmp" "$out"
+				return 0
+			fi
+		done
+	done
+	rm -f "$out.tmp"
+	return 1
+}
+
+# the initramfs: busybox, the modules (and their dependencies) that this
+# kernel has as modules, uncompressed, in load order; /init
+make_initrd() {
+	local root=$1 kver=$2 out=$3 dir m line f
+	dir=$(mktemp -d)
+	mkdir -p "$dir"/{bin,proc,sys,dev,modules}
+	cp "$(command -v busybox)" "$dir/bin/busybox"
+	for a in $("$dir/bin/busybox" --list); do
+		[ "$a" = busybox ] || ln -sf busybox "$dir/bin/$a"
+	done
+	: >"$dir/modules.order"
+	for m in virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci 9pnet \
+		9pnet_virtio netfs fscache 9p overlay veth; do
+		modprobe -d "$root" -S "$kver" --show-depends "$m" 2>/dev/null | while read -r line; do
+			case $line in insmod\ *) ;; *) continue ;; esac
+			f=${line#insmod }
+			f=${f%% *}
+			b=$(basename "$f")
+			b=${b%.xz}
+			b=${b%.zst}
+			grep -qx "$b" "$dir/modules.order" && continue
+			case $f in
+			*.xz) xz -dc "$f" >"$dir/modules/$b" ;;
+			*.zst) zstd -qdc "$f" >"$dir/modules/$b" ;;
+			*) cp "$f" "$dir/modules/$b" ;;
+			esac
+			echo "$b" >>"$dir/modules.order"
+		done
+	done
+	cp "$here/init.sh" "$dir/init"
+	chmod +x "$dir/init"
+	(set -o pipefail; cd "$dir" && find . | cpio -o -H newc --quiet | gzip -1) >"$out.tmp" && mv "$out.tmp" "$out" ||
+		{ rm -rf "$dir" "$out.tmp"; log "$kver: cannot build the initramfs"; return 1; }
+	local n
+	n=$(wc -l <"$dir/modules.order")
+	rm -rf "$dir"
+	log "$kver: initramfs with $n modules"
+}
+
+# prepare a series; prints the kernel release
+prepare() {
+	local series=$1 pkg deb kroot kver
+	pkg=$(resolve "$series") || { log "$series: no linux-image package found"; return 1; }
+	deb=$(ls "$vm/${pkg}"_*.deb 2>/dev/null | head -n 1)
+	if [ -z "$deb" ]; then
+		log "$series: downloading $pkg"
+		(cd "$vm" && apt-get download -q "$pkg" >&2 2>/dev/null) || { log "$series: apt-get download $pkg failed"; return 1; }
+		deb=$(ls "$vm/${pkg}"_*.deb | head -n 1)
+	fi
+	kver=${pkg#linux-image-}
+	kroot="$vm/$kver/root"
+	if [ ! -f "$vm/$kver/.unpacked" ] || [ "$deb" -nt "$vm/$kver/.unpacked" ]; then
+		rm -rf "$vm/$kver/root"
+		mkdir -p "$kroot"
+		dpkg -x "$deb" "$kroot" || return 1
+		depmod -b "$kroot" "$kver" || return 1
+		touch "$vm/$kver/.unpacked"
+	fi
+	if [ ! -s "$vm/$kver/vmlinux" ]; then
+		extract_vmlinux "$kroot/boot/vmlinuz-$kver" "$vm/$kver/vmlinux" ||
+			{ log "$series: no vmlinux in vmlinuz-$kver"; return 1; }
+	fi
+	if [ ! -s "$vm/$kver/initrd.gz" ] || [ "$here/init.sh" -nt "$vm/$kver/initrd.gz" ]; then
+		make_initrd "$kroot" "$kver" "$vm/$kver/initrd.gz" || return 1
+	fi
+	echo "$kver"
+}
+
+# boot one kernel; sets BOOT RUN RC
+boot() {
+	local kver=$1 d="$vm/$1" start t line
+	rm -rf "$d/results"
+	mkdir -p "$d/results"
+	: >"$d/console.log"
+	BOOT=- RUN=- RC=124
+	start=$(now)
+	while IFS= read -r line; do
+		line=${line%$'\r'}
+		printf '%s\n' "$line" >>"$d/console.log"
+		t=$(now)
+		case $line in
+		"rs-vm: start "*) BOOT=$(secs "$start" "$t") ;;
+		"rs-vm: exit "*)
+			RC=${line#rs-vm: exit }
+			RC=${RC%% *}
+			;;
+		esac
+	done < <(timeout -k 5 "$limit" qemu-system-x86_64 -accel tcg -smp 1 -m 1024 -nodefaults -no-user-config \
+		-display none -no-reboot -serial stdio \
+		-kernel "$d/vmlinux" -initrd "$d/initrd.gz" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=3 rs_script=$here/guest.sh rs_build=$build rs_modules=$d/root/lib/modules/$kver" \
+		-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
+		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+		-fsdev local,id=results,path="$d/results",security_model=none \
+		-device virtio-9p-pci,fsdev=results,mount_tag=results </dev/null 2>&1)
+	RUN=$(secs "$start" "$(now)")
+}
+
+# kernel splats and verifier rejections in the console, dmesg, test outputs
+splats() {
+	local d="$vm/$1"
+	grep -hE 'BUG:|WARNING:|Oops|Kernel panic|general protection|Call Trace:|BEGIN PROG LOAD LOG|verifier|Permission denied \(-13\)' \
+		"$d/console.log" "$d/results/dmesg" "$d/results/out/"*.out 2>/dev/null | head -n 20
+}
+
+declare -a rows
+fail=0
+for series in $kernels; do
+	t0=$(now)
+	kver=$(prepare "$series") || { echo "FAIL $series: cannot prepare the kernel"; fail=1; rows+=("$series - - - - prepare-failed"); continue; }
+	prep=$(secs "$t0" "$(now)")
+	log "$kver: prepared in ${prep}s, booting"
+	boot "$kver"
+	d="$vm/$kver"
+	np=0 nf=0
+	if [ -f "$d/results/run.log" ]; then
+		while read -r st name rest; do
+			case $st in
+			ok) echo "$kver ok   $name ${rest}"; np=$((np + 1)) ;;
+			FAIL) echo "$kver FAIL $name ${rest}"; nf=$((nf + 1)) ;;
+			skip) echo "$kver skip $name ${rest}"; nf=$((nf + 1)) ;;
+			esac
+		done <"$d/results/run.log"
+	fi
+	status=pass
+	if [ "$RC" != 0 ] || [ $np = 0 ]; then
+		status="fail(rc=$RC)"
+		[ "$RC" = 124 ] && status="fail(timeout ${limit}s or no exit line)"
+	fi
+	s=$(splats "$kver")
+	if [ -n "$s" ]; then
+		echo "$kver FAIL kernel-splat:"
+		printf '%s\n' "$s" | sed 's/^/    /'
+		status="fail(splat)"
+	fi
+	if [ "$status" != pass ]; then
+		fail=1
+		echo "$kver: console log in $d/console.log"
+		[ -f "$d/results/run.log" ] || tail -n 30 "$d/console.log" | sed 's/^/    /'
+	fi
+	rows+=("$kver $prep $BOOT $RUN $np/$((np + nf)) $status")
+done
+
+echo
+printf '%-24s %8s %8s %8s %7s  %s\n' kernel prep_s boot_s run_s passed result
+for r in "${rows[@]}"; do
+	# shellcheck disable=SC2086
+	printf '%-24s %8s %8s %8s %7s  %s\n' $r
+done
+exit $fail
