@@ -225,3 +225,23 @@ clean:
 .SECONDARY:
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# ---- the kernel-facing tests on Debian's 6.1 and 6.12 kernels (qemu, TCG) --
+# vm-tests/run.sh fetches the kernels into $(BUILD)/vm (kept between runs).
+VM_PACKAGES := qemu-system-x86 busybox-static kmod zstd xz-utils cpio
+
+.PHONY: vm-deps vm-test
+vm-deps:
+	@missing=""; for p in $(VM_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "vm-deps: installing$$missing"; \
+	  SUDO=; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+vm-test: deps vm-deps
+	$(MAKE) all $(KTEST_BINS)
+	vm-tests/run.sh $(BUILD)
