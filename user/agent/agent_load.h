@@ -31,6 +31,8 @@ struct agent_load_options {
 	bool replace;          /* a pinned program whose tag differs may be replaced */
 	bool no_pin;           /* tests: nothing pinned, links live with the process */
 	bool no_sockops;       /* leave sockops out (no cgroup2 available) */
+	const char *probe_missing; /* tests: act as if the kernel lacked this
+				    * feature ("sk_lookup"), to prove the fallback */
 };
 
 /* What agent_kernel_open did, for the log line and the tests. */

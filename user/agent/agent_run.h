@@ -28,6 +28,7 @@ struct agent_config {
 	bool replace;
 	uint32_t sync_ms;          /* store poll interval */
 	uint32_t ttl_ms;           /* the gateways' row TTL (must match theirs) */
+	const char *probe_missing; /* tests: a feature to report absent */
 };
 
 struct agent_counters {

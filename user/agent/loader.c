@@ -59,16 +59,24 @@ const char *agent_load_mode_name(enum agent_load_mode mode)
 }
 
 /* Loads the smallest sk_lookup program ("return SK_PASS"): EPERM/EACCES
- * means no privileges, EINVAL (unknown type) an old kernel. */
-static int probe(char *why, size_t len)
+ * means no privileges, EINVAL (unknown type) an old kernel.  missing names
+ * a feature to report absent without asking the kernel (tests of the
+ * fallback on kernels that have it). */
+static int probe(const char *missing, char *why, size_t len)
 {
 	const struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_SK_LOOKUP);
-	int fd = bpf_prog_load(BPF_PROG_TYPE_SK_LOOKUP, "rs_probe", "GPL", insns, 2, &opts);
-	int err = fd < 0 ? -errno : 0;
+	int fd, err;
+
+	if (missing && strcmp(missing, "sk_lookup") == 0) {
+		say(why, len, "the kernel has no sk_lookup programs (needs Linux >= 5.9; feature probe overridden)");
+		return -EOPNOTSUPP;
+	}
+	fd = bpf_prog_load(BPF_PROG_TYPE_SK_LOOKUP, "rs_probe", "GPL", insns, 2, &opts);
+	err = fd < 0 ? -errno : 0;
 
 	if (fd >= 0) {
 		close(fd);
@@ -485,7 +493,7 @@ int agent_kernel_open(const struct agent_load_options *opt, struct agent_kernel 
 
 	*k = (struct agent_kernel){ .lock_fd = -1,
 				    .maps = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 } };
-	err = probe(why, why_len);
+	err = probe(opt->probe_missing, why, why_len);
 	if (!err)
 		err = netns_inode(&k->netns_ino);
 	if (err)

@@ -44,6 +44,7 @@ static const char usage[] =
 	"  --allow-uid UID       uid allowed to register (repeatable; default: the agent's own)\n"
 	"  --replace             upgrade a pinned program whose tag differs (BPF_LINK_UPDATE)\n"
 	"  --pin-root DIR        bpffs directory (default " AGENT_PIN_ROOT ")\n"
+	"  --probe-missing sk_lookup  act as if the kernel lacked sk_lookup (tests the fallback)\n"
 	"\n"
 	"Exit status: 0 stopped (steering goes on from the pins), 1 failure, 2 bad flags,\n"
 	"3 no sk_lookup or no privileges (gateways run redirect-only), 4 pinned program\n"
@@ -51,7 +52,8 @@ static const char usage[] =
 
 static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 {
-	enum { O_SERVICE = 256, O_STORE, O_TTL, O_SYNC, O_METRICS, O_SOCKET, O_ALLOW_UID, O_REPLACE, O_PIN_ROOT };
+	enum { O_SERVICE = 256, O_STORE, O_TTL, O_SYNC, O_METRICS, O_SOCKET, O_ALLOW_UID, O_REPLACE, O_PIN_ROOT,
+	       O_PROBE_MISSING };
 	static const struct option opts[] = {
 		{ "service", required_argument, NULL, O_SERVICE },
 		{ "store", required_argument, NULL, O_STORE },
@@ -62,6 +64,7 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 		{ "allow-uid", required_argument, NULL, O_ALLOW_UID },
 		{ "replace", no_argument, NULL, O_REPLACE },
 		{ "pin-root", required_argument, NULL, O_PIN_ROOT },
+		{ "probe-missing", required_argument, NULL, O_PROBE_MISSING },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -109,6 +112,13 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 			break;
 		case O_REPLACE: cfg->replace = true; break;
 		case O_PIN_ROOT: cfg->pin_root = optarg; break;
+		case O_PROBE_MISSING:
+			if (strcmp(optarg, "sk_lookup") != 0) {
+				fprintf(stderr, "ringsteer-agent: --probe-missing: only sk_lookup can be overridden\n");
+				return -EINVAL;
+			}
+			cfg->probe_missing = optarg;
+			break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case ':':
 			fprintf(stderr, "ringsteer-agent: option %s needs a value\n", argv[optind - 1]);
@@ -243,6 +253,7 @@ int main(int argc, char **argv)
 	libbpf_set_print(libbpf_log);
 	lo.pin_root = a.cfg.pin_root;
 	lo.replace = a.cfg.replace;
+	lo.probe_missing = a.cfg.probe_missing;
 	err = agent_kernel_open(&lo, &a.k, why, sizeof(why));
 	if (err == -EPERM || err == -EOPNOTSUPP) {
 		rs_log(stderr, "error", "agent", "event", "no_steering", "reason", why, NULL);
