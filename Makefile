@@ -52,16 +52,22 @@ TEST_DATA   := tests/data
 
 all: $(BUILD)/libringsteer.a $(BUILD)/libringsteer.so $(BINS)
 
-deps:
-	@missing=""; for p in $(DEB_PACKAGES); do \
+# $(call install_missing,PACKAGES): apt-get installs those of PACKAGES that
+# are not installed; does nothing (no apt-get at all) when all are.
+define install_missing
+	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
-	  echo "deps: installing$$missing"; \
+	  echo "installing:$$missing"; \
 	  SUDO=; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+endef
+
+deps:
+	$(call install_missing,$(DEB_PACKAGES))
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -232,15 +238,7 @@ VM_PACKAGES := qemu-system-x86 busybox-static kmod zstd xz-utils cpio
 
 .PHONY: vm-deps vm-test
 vm-deps:
-	@missing=""; for p in $(VM_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "vm-deps: installing$$missing"; \
-	  SUDO=; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
-	  $$SUDO apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
-	fi
+	$(call install_missing,$(VM_PACKAGES))
 
 vm-test: deps vm-deps
 	$(MAKE) all $(KTEST_BINS)
