@@ -40,7 +40,8 @@ mkdir -p /newroot/dev/pts /newroot/dev/shm
 mount -t devpts devpts /newroot/dev/pts
 mount -t tmpfs tmpfs /newroot/dev/shm
 mount -t tmpfs -o mode=0755 tmpfs /newroot/run
-mount -t tmpfs -o mode=1777 tmpfs /newroot/tmp
+# No tmpfs over /tmp: the overlay's upper layer already takes the writes,
+# and a checkout under /tmp (CI clones anywhere) must stay visible.
 mount -t bpf bpf /newroot/sys/fs/bpf || die "cannot mount bpffs"
 mount -t cgroup2 cgroup2 /newroot/sys/fs/cgroup || die "cannot mount cgroup2"
 mount -t debugfs debugfs /newroot/sys/kernel/debug 2>/dev/null
