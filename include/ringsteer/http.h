@@ -16,8 +16,10 @@ int rs_http_serve(struct event_base *base, const char *endpoint, void (*handler)
 /* Answers req with a text/plain body. */
 void rs_http_reply_text(struct evhttp_request *req, int code, const char *reason, const char *body);
 
-/* Answers req with body in the Prometheus text exposition format (0.0.4). */
-void rs_http_reply_metrics(struct evhttp_request *req, struct evbuffer *body);
+/* Answers req with what render(ctx, buffer) writes, in the Prometheus text
+ * exposition format (0.0.4); 500 when no buffer can be had. */
+void rs_http_reply_metrics(struct evhttp_request *req, void (*render)(const void *ctx, struct evbuffer *b),
+			   const void *ctx);
 
 /* Appends a metric family's # HELP and # TYPE lines. */
 void rs_metrics_family(struct evbuffer *b, const char *name, const char *type, const char *help);

@@ -58,8 +58,10 @@ static void render_connections(const struct agent *a, struct evbuffer *b)
 			    agent_map_count(m->endpoints, sizeof(struct rs_endpoint_key), RS_ENDPOINTS_MAX));
 }
 
-static void render(const struct agent *a, struct evbuffer *b)
+static void render(const void *ctx, struct evbuffer *b)
 {
+	const struct agent *a = ctx;
+
 	static const struct {
 		enum rs_stat stat;
 		const char *label;
@@ -107,15 +109,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 	const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
 
 	if (path && strcmp(path, "/metrics") == 0) {
-		struct evbuffer *b = evbuffer_new();
-
-		if (!b) {
-			evhttp_send_error(req, HTTP_INTERNAL, NULL);
-			return;
-		}
-		render(a, b);
-		rs_http_reply_metrics(req, b);
-		evbuffer_free(b);
+		rs_http_reply_metrics(req, render, a);
 	} else if (path && strcmp(path, "/healthz") == 0) {
 		rs_http_reply_text(req, HTTP_OK, "OK", "ok\n");
 	} else {

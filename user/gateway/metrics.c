@@ -23,8 +23,9 @@ const char *gw_reject_label(enum gw_reject r)
 	return r < GW_REJECT_COUNT ? reject_labels[r] : "unknown";
 }
 
-static void render(const struct gateway *gw, struct evbuffer *b)
+static void render(const void *ctx, struct evbuffer *b)
 {
+	const struct gateway *gw = ctx;
 	const struct gw_counters *k = &gw->counters;
 	const char *id = gw->cfg.id; /* ids are [a-z0-9.-]: no label escaping needed */
 	uint64_t supervisors, busiest;
@@ -83,15 +84,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 	const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
 
 	if (path && strcmp(path, "/metrics") == 0) {
-		struct evbuffer *b = evbuffer_new();
-
-		if (!b) {
-			evhttp_send_error(req, HTTP_INTERNAL, NULL);
-			return;
-		}
-		render(gw, b);
-		rs_http_reply_metrics(req, b);
-		evbuffer_free(b);
+		rs_http_reply_metrics(req, render, gw);
 	} else if (path && strcmp(path, "/readyz") == 0) {
 		if (gw->registered && !gw->draining && !gw->stopping)
 			rs_http_reply_text(req, HTTP_OK, "OK", "ready\n");

@@ -59,11 +59,20 @@ void rs_http_reply_text(struct evhttp_request *req, int code, const char *reason
 	evbuffer_free(b);
 }
 
-void rs_http_reply_metrics(struct evhttp_request *req, struct evbuffer *body)
+void rs_http_reply_metrics(struct evhttp_request *req, void (*render)(const void *ctx, struct evbuffer *b),
+			   const void *ctx)
 {
+	struct evbuffer *b = evbuffer_new();
+
+	if (!b) {
+		evhttp_send_error(req, HTTP_INTERNAL, NULL);
+		return;
+	}
+	render(ctx, b);
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
 			  "text/plain; version=0.0.4; charset=utf-8");
-	evhttp_send_reply(req, HTTP_OK, "OK", body);
+	evhttp_send_reply(req, HTTP_OK, "OK", b);
+	evbuffer_free(b);
 }
 
 void rs_metrics_family(struct evbuffer *b, const char *name, const char *type, const char *help)
