@@ -32,7 +32,7 @@ struct agent_config {
 };
 
 struct agent_counters {
-	uint64_t syncs_ok, syncs_failed;  /* store reads that worked / failed */
+	uint64_t syncs_ok, syncs_failed;  /* sync passes (store read + map writes) that worked / failed */
 	uint64_t table_swaps;
 	uint64_t pin_writes, pin_deletes;
 	uint64_t slots_released;

@@ -130,7 +130,10 @@ int agent_slot_release(const struct agent_maps *m, uint32_t slot)
 
 	if (err)
 		return err;
-	if (bpf_map_delete_elem(m->sockets, &slot) < 0 && errno != ENOENT)
+	/* The kernel drops a closed listener from the sockmap by itself, and
+	 * deleting an empty sockmap slot fails with EINVAL (not ENOENT): both
+	 * mean the slot is already empty, which is what we want. */
+	if (bpf_map_delete_elem(m->sockets, &slot) < 0 && errno != ENOENT && errno != EINVAL)
 		return -errno;
 	s.state = RS_SLOT_FREE;
 	s.cookie = 0;

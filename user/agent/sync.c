@@ -495,12 +495,10 @@ int agent_sync(struct agent *a, int64_t now_ms)
 		if (!err)
 			err = rs_store_list_sessions(a->store, now_ms, true, &sessions, &n_sessions);
 		if (err) {
-			a->counters.syncs_failed++;
 			free(gws);
 			goto cleanup;
 		}
 		snapshot_set(&a->snap, gws, n_gws);
-		a->counters.syncs_ok++;
 	}
 	err = view_read(&a->k.maps, v);
 	if (!err)
@@ -544,6 +542,12 @@ int agent_sync(struct agent *a, int64_t now_ms)
 	}
 	err = table_apply(a, v);
 cleanup:
+	/* A pass counts as failed whether the store or a map refused it: a
+	 * stuck map write must show on the counter, not only in the log. */
+	if (err)
+		a->counters.syncs_failed++;
+	else
+		a->counters.syncs_ok++;
 	free(want.e);
 	free(sessions);
 	free(v);

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# A gateway that is gone (listener closed and its store row gone) frees its
+# slot, and the agent keeps syncing: the kernel empties a sockmap slot by
+# itself when the listener closes, and deleting an empty sockmap slot fails
+# with EINVAL, which once stopped every later sync (pins to the dead slot
+# stayed, new gateways never got buckets).  A gateway whose listener closed
+# but whose row is live (restarting) keeps its slot and gets it back.
+set -u
+. "$(dirname "$0")/lib.sh"
+kt_up
+
+now=$(($(date +%s%N) / 1000000))
+"$RS_BUILD/ringsteerctl" gateways --store "$KT_STORE" >/dev/null || fail "cannot create the store"
+sqlite3 "$KT_DIR/ringsteer.db" "
+	INSERT INTO gateways VALUES ('gw-a', '127.0.1.1:7001', 0, $now), ('gw-b', '127.0.1.2:7001', 0, $now),
+		('gw-c', '127.0.1.3:7001', 0, $now);" || fail "cannot fill the store"
+
+agent_start --store "$KT_STORE" --ttl 600000 --metrics 127.0.0.1:9200
+gws_start gw-a=127.0.1.1:7000 gw-b=127.0.1.2:7000
+slot_of() { maps_json | jq -r --arg g "$1" '[.slots[] | select(.gateway == $g)] | length'; }
+slots_are() { [ "$(slot_of gw-a)" = "$1" ] && [ "$(slot_of gw-b)" = "$2" ] && [ "$(slot_of gw-c)" = "$3" ]; }
+await "gw-a and gw-b registered" 5 slots_are 1 1 0
+
+# Both listeners close; gw-a's row goes (it left), gw-b's stays (restarting).
+kill -KILL "$KT_GWS_PID"
+wait "$KT_GWS_PID" 2>/dev/null
+sqlite3 "$KT_DIR/ringsteer.db" "DELETE FROM gateways WHERE id = 'gw-a'" || fail "store update"
+await "gw-a's slot released" 5 grep -q 'event=slot_released .*gateway=gw-a' "$KT_DIR/agent.1.log"
+slots_are 0 1 0 || fail "after the release: $(maps_json)"
+
+# The syncs after the release keep working: a new gateway and the
+# restarted one are steered to, and no pass failed.
+syncs() { kt_ns curl -fsS --max-time 2 http://127.0.0.1:9200/metrics | awk -v r="$1" 'index($1, "ringsteer_agent_syncs_total{result=\"" r "\"}") == 1 { print $2 }'; }
+ok_before=$(syncs ok)
+gws_start gw-b=127.0.1.2:7000 gw-c=127.0.1.3:7000
+await "gw-b back, gw-c registered" 5 slots_are 0 1 1
+syncs_after() { [ "$(syncs ok)" -gt $((ok_before + 3)) ]; }
+await "three more sync passes" 5 syncs_after
+[ "$(syncs error)" = 0 ] || fail "sync passes failed: $(syncs error); $(grep sync_failed "$KT_DIR/agent.1.log" | tail -n 3)"
+! grep -q sync_failed "$KT_DIR/agent.1.log" || fail "sync_failed logged: $(grep sync_failed "$KT_DIR/agent.1.log" | tail -n 3)"
+buckets_of() { maps_json | jq -r --arg g "$1" '.slots[] | select(.gateway == $g) | .buckets'; }
+b=$(buckets_of gw-b) c=$(buckets_of gw-c)
+[ "$((b + c))" = 4096 ] && [ "$b" -gt 0 ] && [ "$c" -gt 0 ] || fail "table after the release: gw-b $b, gw-c $c buckets"
+seen=""
+for i in $(seq 10 40); do seen+=" $(dial 127.0.2.$i)"; done
+case $seen in *gw-a*) fail "a dial landed on the released gw-a:$seen" ;; esac
+case $seen in *gw-c*) ;; *) fail "no dial reached the new gw-c:$seen" ;; esac
+agent_stop
+echo "ok"
