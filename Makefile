@@ -17,10 +17,11 @@ LDFLAGS  := $(SANFLAGS)
 LIBS     := -levent -lsqlite3 -lcrypto
 
 # Debian packages the build and tests need.  clang and libclang-rt-14-dev:
-# libFuzzer; nftables, iproute2, curl: the test cluster.
+# libFuzzer; nftables, iproute2, curl: the test cluster; prometheus
+# (promtool) and python3-yaml: the /metrics lint and the deploy/ manifest tests.
 DEB_PACKAGES := build-essential pkg-config libssl-dev libcmocka-dev libjansson-dev jq \
 	libevent-dev libsqlite3-dev clang libclang-rt-14-dev nftables iproute2 curl openssl sqlite3 \
-	bpftool libbpf-dev
+	bpftool libbpf-dev prometheus python3-yaml
 
 LIB_SRCS  := $(wildcard user/ring/*.c user/placement/*.c user/drain/*.c user/proto/*.c user/token/*.c \
 	user/util/*.c user/agent/registration*.c \
@@ -168,6 +169,10 @@ test-run: all $(TEST_BINS) $(KTEST_BINS) check-vectors
 	tests/cli/token_test.sh $(BUILD)/ringsteerctl || fail=1; \
 	echo "== tests/cli/store_test.sh ($(BUILD))"; \
 	tests/cli/store_test.sh $(BUILD)/ringsteerctl || fail=1; \
+	echo "== tests/cli/status_test.sh ($(BUILD))"; \
+	tests/cli/status_test.sh $(BUILD)/ringsteerctl || fail=1; \
+	echo "== tests/deploy/manifests_test.sh ($(BUILD))"; \
+	tests/deploy/manifests_test.sh $(BUILD) || fail=1; \
 	echo "== tests/acceptance/run.sh ($(BUILD))"; \
 	tests/acceptance/run.sh $(BUILD) || fail=1; \
 	echo "== tests/kernel/run.sh ($(BUILD))"; \
@@ -214,6 +219,13 @@ bench: deps all $(BENCH_BINS)
 
 sim: deps all
 	$(BUILD)/ringsteerctl sim
+
+# The README's run command: demo/demo.sh tells the story on a local cluster
+# in network namespaces (root).  AGENT=0 shows the redirect path alone.
+AGENT ?= 1
+.PHONY: demo
+demo: deps all
+	AGENT=$(AGENT) demo/demo.sh $(BUILD)
 
 # Rewrites the tables in docs/SIMULATION.md from the simulator's own output.
 sim-doc: deps all

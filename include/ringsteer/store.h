@@ -32,6 +32,11 @@ struct rs_store_options {
 	uint32_t ttl_ms;          /* heartbeat age past which a row is dead; 0: 15000 */
 	uint32_t reservation_ms;  /* lifetime of a pending reservation; 0: 5000 */
 	uint32_t busy_timeout_ms; /* wait for another writer; 0: 5000 */
+	bool no_create;           /* open only an existing store file: never create it
+				   * (or its directory); -ENOENT when it is missing */
+	bool read_only;           /* no_create, and never write: the schema must be there
+				   * already (else -EIO) and every write fails (-EIO);
+				   * transactions never take the writers' lock */
 };
 
 struct rs_gateway_row {
@@ -58,9 +63,11 @@ struct rs_session_row {
 
 struct rs_store;
 
-/* Opens the store at url ("sqlite:PATH"), creating its schema if missing.
- * opt may be NULL (defaults).  Returns 0, -EINVAL (malformed url),
- * -EPROTONOSUPPORT (unknown scheme), -EIO (cannot open or create). */
+/* Opens the store at url ("sqlite:PATH"), creating its file and schema if
+ * missing (unless opt says no_create or read_only).  opt may be NULL
+ * (defaults).  Returns 0, -EINVAL (malformed url), -EPROTONOSUPPORT (unknown
+ * scheme), -ENOENT (no_create or read_only, and no store file there), -EIO
+ * (cannot open or create, or read_only and no ringsteer schema). */
 int rs_store_open(const char *url, const struct rs_store_options *opt, struct rs_store **out);
 
 /* Closes st; NULL is allowed. */
@@ -144,6 +151,16 @@ struct rs_admit {
  * the next handoff of the plan counts it.  instance_id, sandboxes and source
  * are taken from the row. */
 int rs_store_admit(struct rs_store *st, struct rs_admit *a);
+
+/* What-if: decides where member_id would go arriving now through the
+ * Service (no stay), exactly as rs_store_admit() would over the same
+ * snapshot (ring = live gateways, load = their counted sessions, draining
+ * gateways no target, the member's own counted row its stale record), in
+ * one read transaction that writes nothing.  target_id (RS_ID_MAX + 1
+ * bytes) receives the chosen gateway's id.  Returns 0, -EINVAL, -ENOENT (no
+ * serving gateway), -EIO, -EBUSY. */
+int rs_store_whatif(struct rs_store *st, const char *member_id, int64_t now_ms, struct rs_decision *d,
+		    char *target_id);
 
 /* A session a gateway holds, for rs_store_heartbeat(). */
 struct rs_session_ref {

@@ -57,8 +57,27 @@ expect_usage_error place --gateways a=1,a=2 m
 expect_usage_error place --gateways =1 m
 expect_usage_error place --gateways a=1 ""
 
-# --help succeeds.
+# --json: the same answers as one JSON object each (vectors of the first set).
+while IFS=$'\t' read -r gws member owner clockwise; do
+	expect_eq "owner json $member" "$owner" "$("$ctl" ring --gateways "$gws" --json owner "$member" | jq -r .owner)"
+	expect_eq "walk json $member" "$clockwise" \
+		"$("$ctl" ring --gateways "$gws" --json walk "$member" | jq -r '.walk | join(",")')"
+done < <(jq -r '.sets[0] | (.gateways | join(",")) as $g | .cases[:5][] |
+	[$g, .member_id, .owner, (.clockwise | join(","))] | @tsv' "$data/ring-sha256-be64.json")
+while IFS=$'\t' read -r loads member expect cap; do
+	expect_eq "place json $member" "$expect $cap" \
+		"$("$ctl" place --json --gateways "$loads" "$member" | jq -r '"\(.gateway) \(.cap)"')"
+done < <(jq -r '.cases[:5][] | [(.loads | to_entries | map("\(.key)=\(.value)") | join(",")),
+	.member_id, .expect, (.cap | tostring)] | @tsv' "$data/placement-bounded.json")
+expect_usage_error place --gateways a=1 --store sqlite:/nonexistent/x.db m
+expect_usage_error ring --gateways a --store sqlite:/nonexistent/x.db owner m
+
+# --help succeeds, man-style.
 "$ctl" --help >/dev/null && ok || bad "--help failed"
+for cmd in ring place; do
+	"$ctl" "$cmd" --help | grep -q '^SYNOPSIS$' && ok || bad "$cmd --help has no SYNOPSIS"
+	expect_eq "help $cmd" "$("$ctl" "$cmd" --help)" "$("$ctl" help "$cmd")"
+done
 "$ctl" ring --help >/dev/null && ok || bad "ring --help failed"
 "$ctl" place --help >/dev/null && ok || bad "place --help failed"
 

@@ -4,7 +4,8 @@
 # table, --json (parsed with jq), --all against live rows, --gateway, JSON
 # escaping of odd ids, drain turning a row draining (and unknown ids),
 # bad arguments (exit 2, one line on stderr) and unreachable stores
-# (exit 1, naming the URL).
+# (exit 1, naming the URL).  ringsteerctl never creates a store (the
+# gateways do): this test makes its schema with sqlite3.
 # usage: store_test.sh PATH/TO/ringsteerctl
 set -u
 ctl=$1
@@ -27,7 +28,31 @@ trap 'chmod -R u+rwx "$dir"; rm -rf "$dir"' EXIT
 db=$dir/ringsteer.db
 url=sqlite:$db
 
-# Opening creates the schema; an empty store lists nothing.
+# ringsteerctl never creates a store: on a missing file every command
+# fails (exit 1, one line naming the URL) and leaves no file behind.
+for cmd in gateways sessions status "ring --store $url" "place --store $url m1" "drain gw-a"; do
+	err=$("$ctl" $cmd --store "$url" 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ "$err" == *"no store at $url"* ]]; then ok
+	else bad "missing store: ringsteerctl $cmd -> rc=$rc stderr=[$err]"; fi
+done
+[ -e "$db" ] && bad "a command created the store file"
+# An empty file is no store either, and reading it writes nothing into it.
+: >"$db"
+err=$("$ctl" gateways --store "$url" 2>&1 >/dev/null)
+expect_eq "empty file rc" 1 $?
+case "$err" in *"$url"*"not a ringsteer store"*) ok ;; *) bad "empty file message [$err]" ;; esac
+expect_eq "empty file left empty" 0 "$(stat -c %s "$db")"
+rm -f "$db"
+
+# `init` creates the schema (user/store, as a gateway does); a second init
+# leaves the store as it is.
+out=$("$ctl" init --store "$url") || bad "init failed"
+expect_eq "init says" "store ready: $url" "$out"
+"$ctl" init --store "$url" >/dev/null || bad "init on an existing store failed"
+expect_eq "init json" "$url" "$("$ctl" init --json --store "$url" | jq -r .store)"
+
+# An empty store lists nothing.
 out=$("$ctl" gateways --store "$url") || bad "gateways on an empty store failed"
 expect_eq "empty table" "ID  PEER  STATE  LIVE  SUPERVISORS  HEARTBEAT-AGE-MS" "$out"
 expect_eq "empty json" "0" "$("$ctl" gateways --store "$url" --json | jq length)"
@@ -241,7 +266,7 @@ fi
 "$ctl" gateways --help >/dev/null && ok || bad "gateways --help failed"
 "$ctl" sessions --help >/dev/null && ok || bad "sessions --help failed"
 "$ctl" drain --help >/dev/null && ok || bad "drain --help failed"
-"$ctl" --help | grep -q '^  drain ID' && ok || bad "drain missing from ringsteerctl --help"
+"$ctl" --help | grep -q '^    drain ID' && ok || bad "drain missing from ringsteerctl --help"
 
 echo "store: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -10,7 +10,7 @@ set -u
 kt_up
 
 now=$(($(date +%s%N) / 1000000))
-"$RS_BUILD/ringsteerctl" gateways --store "$KT_STORE" >/dev/null || fail "cannot create the store"
+"$RS_BUILD/ringsteerctl" init --store "$KT_STORE" >/dev/null || fail "cannot create the store"
 sqlite3 "$KT_DIR/ringsteer.db" "
 	INSERT INTO gateways VALUES ('gw-a', '127.0.1.1:7001', 0, $now), ('gw-b', '127.0.1.2:7001', 0, $now),
 		('gw-c', '127.0.1.3:7001', 0, $now);" || fail "cannot fill the store"

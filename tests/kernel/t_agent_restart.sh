@@ -9,7 +9,7 @@ set -u
 kt_up
 
 now=$(($(date +%s%N) / 1000000))
-"$RS_BUILD/ringsteerctl" gateways --store "$KT_STORE" >/dev/null || fail "cannot create the store"
+"$RS_BUILD/ringsteerctl" init --store "$KT_STORE" >/dev/null || fail "cannot create the store"
 sqlite3 "$KT_DIR/ringsteer.db" "
 	INSERT INTO gateways VALUES ('gw-a', '127.0.1.1:7001', 0, $now), ('gw-b', '127.0.1.2:7001', 0, $now);
 	INSERT INTO sessions VALUES ('sup-1', 'i-1', 1, 'gw-b', 0, '127.0.2.1:40001', $now, $((now + 600000)), 1);" ||

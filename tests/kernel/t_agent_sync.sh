@@ -10,7 +10,7 @@ kt_up
 
 now=$(($(date +%s%N) / 1000000))
 old=$((now - 700000)) # past the agent's --ttl 600000: a supervisor with no live session
-"$RS_BUILD/ringsteerctl" gateways --store "$KT_STORE" >/dev/null || fail "cannot create the store"
+"$RS_BUILD/ringsteerctl" init --store "$KT_STORE" >/dev/null || fail "cannot create the store"
 sqlite3 "$KT_DIR/ringsteer.db" "
 	INSERT INTO gateways VALUES ('gw-a', '127.0.1.1:7001', 0, $now), ('gw-b', '127.0.1.2:7001', 0, $now);
 	INSERT INTO sessions VALUES

@@ -550,6 +550,130 @@ static void test_admit_matches_rule(void **state)
 	rs_store_close(st);
 }
 
+/* rs_store_whatif() answers what rs_store_admit() then decides for an
+ * arrival through the Service (no stay), over random states with dead,
+ * draining and returning gateways and stale records; it writes nothing, and
+ * works on a read-only handle of the same file. */
+static void test_whatif_matches_admit(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store(f), *ro = NULL;
+	const struct rs_store_options ro_opt = { .ttl_ms = TTL, .reservation_ms = RESERVATION, .read_only = true };
+	static const char *const gws[] = { "gw-0", "gw-1", "gw-2", "gw-3" };
+	const size_t n_gws = sizeof(gws) / sizeof(gws[0]);
+	uint64_t epochs[40] = { 0 };
+	struct test_rng rng;
+	int64_t now = T0;
+	size_t compared = 0, stale = 0;
+
+	test_rng_seed(&rng, "store whatif", 7);
+	for (size_t g = 0; g < n_gws; g++)
+		register_gw(st, gws[g], RS_GATEWAY_SERVING, now);
+	assert_int_equal(rs_store_open(f->url, &ro_opt, &ro), 0);
+	for (int step = 0; step < 400; step++) {
+		size_t g = (size_t)test_rng_below(&rng, n_gws);
+		uint64_t r = test_rng_below(&rng, 100);
+
+		if (r < 70) {
+			size_t m = (size_t)test_rng_below(&rng, 40);
+			struct rs_session_row before, after;
+			struct rs_decision d;
+			char member[32], target[RS_ID_MAX + 1];
+			struct rs_admit a;
+			bool had;
+			int want, err;
+
+			snprintf(member, sizeof(member), "member-%zu", m);
+			/* The admission's first step, so both see the same snapshot. */
+			assert_int_equal(rs_store_heartbeat(st, gws[g], now, NULL, 0), 0);
+			had = session_of(st, member, now, &before);
+			stale += had && before.live;
+			want = rs_store_whatif(test_rng_below(&rng, 2) ? ro : st, member, now, &d, target);
+			assert_int_equal(session_of(st, member, now, &after), had);
+			if (had)
+				assert_memory_equal(&before, &after, sizeof(before));
+			a = arrival(gws[g], member, ++epochs[m], false, now);
+			err = rs_store_admit(st, &a);
+			assert_int_equal(want, err);
+			if (err) {
+				assert_int_equal(err, -ENOENT);
+				continue;
+			}
+			assert_string_equal(target, a.target_id);
+			assert_int_equal(d.gateway, a.decision.gateway);
+			assert_int_equal(d.reason, a.decision.reason);
+			assert_int_equal(d.cap, a.decision.cap);
+			assert_int_equal(d.full, a.decision.full);
+			compared++;
+		} else if (r < 78) {
+			register_gw(st, gws[g], test_rng_below(&rng, 3) == 0 ? RS_GATEWAY_DRAINING : RS_GATEWAY_SERVING,
+				    now);
+		} else if (r < 88) {
+			assert_int_equal(rs_store_heartbeat(st, gws[g], now, NULL, 0), 0);
+		} else {
+			now += (int64_t)test_rng_below(&rng, 6000);
+		}
+	}
+	printf("# store whatif: %zu decisions compared, %zu with a live row of the member\n", compared, stale);
+	assert_true(compared > 150);
+	assert_true(stale > 50);
+	assert_int_equal(rs_store_whatif(st, "", now, &(struct rs_decision){ 0 }, (char[RS_ID_MAX + 1]){ 0 }),
+			 -EINVAL);
+	/* Nobody live: nobody takes anyone. */
+	{
+		struct rs_decision d;
+		char target[RS_ID_MAX + 1];
+
+		assert_int_equal(rs_store_whatif(ro, "member-1", now + 10 * TTL, &d, target), -ENOENT);
+	}
+	rs_store_close(ro);
+	rs_store_close(st);
+}
+
+/* no_create and read_only never create the file; read_only needs the
+ * schema, never writes, and reads what others wrote. */
+static void test_read_only(void **state)
+{
+	struct fixture *f = *state;
+	const struct rs_store_options ro_opt = { .read_only = true }, nc_opt = { .no_create = true };
+	struct rs_store *st = NULL, *ro = NULL;
+	struct rs_gateway_row *rows;
+	struct stat sb;
+	size_t n;
+	int fd;
+
+	assert_int_equal(rs_store_open(f->url, &ro_opt, &ro), -ENOENT);
+	assert_null(ro);
+	assert_int_equal(rs_store_open(f->url, &nc_opt, &st), -ENOENT);
+	assert_int_equal(stat(f->path, &sb), -1);
+
+	/* An empty file: no schema, and the read-only handle writes none. */
+	fd = open(f->path, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(rs_store_open(f->url, &ro_opt, &ro), -EIO);
+	assert_int_equal(stat(f->path, &sb), 0);
+	assert_int_equal(sb.st_size, 0);
+	/* no_create opens an existing file and completes its schema. */
+	assert_int_equal(rs_store_open(f->url, &nc_opt, &st), 0);
+	register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
+
+	assert_int_equal(rs_store_open(f->url, &ro_opt, &ro), 0);
+	assert_int_equal(rs_store_list_gateways(ro, T0, false, &rows, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(rows[0].id, "gw-a");
+	free(rows);
+	assert_int_equal(rs_store_gateway_register(ro, "gw-b", "10.0.0.2:7443", RS_GATEWAY_SERVING, T0), -EIO);
+	assert_int_equal(rs_store_gateway_set_state(ro, "gw-a", RS_GATEWAY_DRAINING), -EIO);
+	/* It sees what a writer commits after it opened. */
+	register_gw(st, "gw-c", RS_GATEWAY_SERVING, T0);
+	assert_int_equal(rs_store_list_gateways(ro, T0, false, &rows, &n), 0);
+	assert_int_equal(n, 2);
+	free(rows);
+	rs_store_close(ro);
+	rs_store_close(st);
+}
+
 /* Finds a member id (prefix-N) whose ring owner among ids is owner. */
 static void member_owned_by(const char *const *ids, size_t n, const char *owner, const char *prefix, char *out,
 			    size_t cap)
@@ -1753,6 +1877,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_busy, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_dead_store, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_corrupt_rows, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_whatif_matches_admit, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_read_only, make_dir, remove_dir),
 	};
 
 	return cmocka_run_group_tests_name("store", tests, NULL, NULL);

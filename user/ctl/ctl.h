@@ -12,6 +12,8 @@ int ctl_token(int argc, char **argv);
 int ctl_gateways(int argc, char **argv);
 int ctl_sessions(int argc, char **argv);
 int ctl_drain(int argc, char **argv);
+int ctl_init(int argc, char **argv);
 int ctl_maps(int argc, char **argv);
+int ctl_status(int argc, char **argv);
 
 #endif

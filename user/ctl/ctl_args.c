@@ -103,3 +103,12 @@ int ctl_ring_from_ids(const char *cmd, const struct ctl_list *ids, struct rs_rin
 	}
 	return 0;
 }
+
+int ctl_flush_output(const char *cmd)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "ringsteerctl %s: cannot write output: %s\n", cmd, strerror(errno));
+		return 1;
+	}
+	return 0;
+}

@@ -36,4 +36,8 @@ int ctl_ring_from_ids(const char *cmd, const struct ctl_list *ids, struct rs_rin
 /* Prints "ringsteerctl <cmd>: <message>" on stderr and returns 2. */
 int ctl_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Flushes stdout for subcommand cmd: returns 0, or 1 after one line on
+ * stderr when the output could not be written (a closed pipe, a full disk). */
+int ctl_flush_output(const char *cmd);
+
 #endif

@@ -18,17 +18,34 @@
 #include "ctl.h"
 #include "ctl_args.h"
 #include "ctl_json.h"
+#include "ctl_store.h"
 #include "ringsteer/store.h"
 
 static const char drain_usage[] =
-	"usage: ringsteerctl drain ID [--store URL] [--json]\n"
+	"NAME\n"
+	"    ringsteerctl drain - ask a gateway to drain\n"
 	"\n"
-	"Asks gateway ID to drain: its row in the store turns draining, so no new\n"
-	"supervisor is placed on it, and the gateway hands its supervisors off to\n"
-	"the others (paced) once it sees the change.  Prints \"drain requested: ID\",\n"
-	"or with --json one JSON object with keys id and state.  An ID the store\n"
-	"does not know is an error (exit 1).\n"
-	"The store defaults to " RS_STORE_DEFAULT_URL ".\n";
+	"SYNOPSIS\n"
+	"    ringsteerctl drain ID [--store URL] [--json]\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    Asks gateway ID to drain: its row in the store turns draining, so no new\n"
+	"    supervisor is placed on it, and the gateway hands its supervisors off to\n"
+	"    the others (paced) once it sees the change.  Prints \"drain requested: ID\".\n"
+	"    The store must exist already (it is never created here).\n"
+	"\n"
+	"OPTIONS\n"
+	"    --store URL   the store (default " RS_STORE_DEFAULT_URL ")\n"
+	"    --json        print one JSON object with keys id and state (\"draining\")\n"
+	"    --help        this text\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0 success, 1 the gateway is not in the store, or the store is missing or\n"
+	"    cannot be opened or written (the message names the URL), 2 bad\n"
+	"    arguments.\n"
+	"\n"
+	"EXAMPLES\n"
+	"    ringsteerctl drain gw-a --store sqlite:/var/lib/ringsteer/ringsteer.db\n";
 
 struct drain_args {
 	const char *url;
@@ -78,28 +95,6 @@ static int parse_args(int argc, char **argv, struct drain_args *a)
 	return -1;
 }
 
-/* Returns 0 and *st, 2 after a usage error, or 1 after saying why the
- * store cannot be opened (the messages of the listings). */
-static int open_store(const char *url, struct rs_store **st)
-{
-	int err = rs_store_open(url, NULL, st);
-
-	if (err == -EINVAL)
-		return ctl_usage_error("drain", "--store: '%s' is not a store URL (sqlite:PATH)", url);
-	if (err == -EPROTONOSUPPORT)
-		return ctl_usage_error("drain", "--store: unsupported scheme in '%s'", url);
-	if (err == -EIO) {
-		fprintf(stderr, "ringsteerctl drain: cannot open store %s: %s (missing directory, no permission, "
-			"or not a ringsteer store)\n", url, strerror(-err));
-		return 1;
-	}
-	if (err) {
-		fprintf(stderr, "ringsteerctl drain: cannot open store %s: %s\n", url, strerror(-err));
-		return 1;
-	}
-	return 0;
-}
-
 int ctl_drain(int argc, char **argv)
 {
 	struct drain_args a;
@@ -109,7 +104,7 @@ int ctl_drain(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc >= 0)
 		return rc;
-	rc = open_store(a.url, &st);
+	rc = ctl_store_open("drain", a.url, CTL_STORE_WRITE_EXISTING, 0, &st);
 	if (rc)
 		return rc;
 	err = rs_store_gateway_set_state(st, a.id, RS_GATEWAY_DRAINING);
@@ -132,9 +127,5 @@ int ctl_drain(int argc, char **argv)
 	} else {
 		printf("drain requested: %s\n", a.id);
 	}
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "ringsteerctl drain: cannot write output: %s\n", strerror(errno));
-		return 1;
-	}
-	return 0;
+	return ctl_flush_output("drain");
 }

@@ -1,7 +1,7 @@
 /* ctl_gateways.c - `ringsteerctl gateways [--store URL] [--all] [--json]`:
  * the gateways in the store with their state and load, as a table or one
- * JSON document.  Read-only (opening a store that does not exist yet
- * creates its schema, as any open does).  Exit status: 0, 1 when the store
+ * JSON document.  Read-only: the store is opened read-only and never
+ * created.  Exit status: 0, 1 when the store
  * cannot be opened or read (the message names the URL), 2 bad arguments. */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -15,14 +15,33 @@
 #include "ringsteer/store.h"
 
 static const char gateways_usage[] =
-	"usage: ringsteerctl gateways [--store URL] [--all] [--json]\n"
+	"NAME\n"
+	"    ringsteerctl gateways - the gateways in the store, with their load\n"
 	"\n"
-	"Lists the live gateways in the store (every registered one with --all):\n"
-	"ID, PEER, STATE (serving or draining), LIVE (heartbeat within the TTL),\n"
-	"SUPERVISORS (live sessions on it, reservations included) and\n"
-	"HEARTBEAT-AGE-MS.  --json prints one JSON array of objects with keys\n"
-	"id, peer, state, live, supervisors, heartbeat_ms.\n"
-	"The store defaults to " RS_STORE_DEFAULT_URL ".\n";
+	"SYNOPSIS\n"
+	"    ringsteerctl gateways [--store URL] [--all] [--json]\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    Lists the live gateways in the store (every registered one with --all):\n"
+	"    ID, PEER, STATE (serving or draining), LIVE (heartbeat within the TTL),\n"
+	"    SUPERVISORS (live sessions on it, reservations included) and\n"
+	"    HEARTBEAT-AGE-MS.  The store is opened read-only: a missing store is an\n"
+	"    error, never created.\n"
+	"\n"
+	"OPTIONS\n"
+	"    --store URL   the store (default " RS_STORE_DEFAULT_URL ")\n"
+	"    --ttl MS      the gateways' --ttl: older rows are dead (default 15000)\n"
+	"    --all         every registered gateway, dead ones too\n"
+	"    --json        one JSON array of objects with keys id, peer, state, live,\n"
+	"                  supervisors, heartbeat_ms\n"
+	"    --help        this text\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0 success, 1 the store cannot be opened or read (the message names the\n"
+	"    URL), 2 bad arguments.\n"
+	"\n"
+	"EXAMPLES\n"
+	"    ringsteerctl gateways --store sqlite:/var/lib/ringsteer/ringsteer.db --all\n";
 
 static const char *state_name(uint8_t state)
 {

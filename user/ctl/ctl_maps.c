@@ -27,13 +27,27 @@
 #define PINS_SHOWN_MAX RS_PINS_MAX
 
 static const char maps_usage[] =
-	"usage: ringsteerctl maps [--json] [--pin-dir DIR]\n"
+	"NAME\n"
+	"    ringsteerctl maps - the agent's kernel steering maps\n"
 	"\n"
-	"Decodes the kernel steering state the agent pinned for this network\n"
-	"namespace (" PIN_ROOT "/<netns inode>, or DIR): programs, Service\n"
-	"addresses, slots (gateway, generation, socket, connections), pins\n"
-	"(source -> slot), the bucket table's share per slot, peer endpoints and\n"
-	"the lookup counters.  --json prints one JSON object.\n";
+	"SYNOPSIS\n"
+	"    ringsteerctl maps [--json] [--pin-dir DIR]\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    Decodes the kernel steering state the agent pinned for this network\n"
+	"    namespace (" PIN_ROOT "/<netns inode>, or DIR): programs, Service\n"
+	"    addresses, slots (gateway, generation, socket, connections), pins\n"
+	"    (source -> slot), the bucket table's share per slot, peer endpoints and\n"
+	"    the lookup counters.  Read-only: it opens the pins, never writes.\n"
+	"\n"
+	"OPTIONS\n"
+	"    --json          print one JSON object\n"
+	"    --pin-dir DIR   read the pins in DIR instead\n"
+	"    --help          this text\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0 success, 1 no agent state here (or a map cannot be read), 2 bad\n"
+	"    arguments.\n";
 
 struct maps {
 	int services, sockets, pins, table, stats, slots, conns, endpoints;

@@ -1,6 +1,14 @@
-/* ctl_place.c - `ringsteerctl place --gateways ID=LOAD,... MEMBER`: what-if
- * placement of one arriving member over given loads (the member itself not
- * among them), every gateway live and serving. */
+/* ctl_place.c - `ringsteerctl place`: what-if placement of one member
+ * arriving now through the Service.
+ *
+ *   place --gateways ID=LOAD,... MEMBER   over given loads (MEMBER not among
+ *                                         them), every gateway live and serving
+ *   place --store URL MEMBER              over the store's live state, decided
+ *                                         by rs_store_whatif(): exactly what
+ *                                         the gateways' placement transaction
+ *                                         would decide now (draining gateways
+ *                                         no target, MEMBER's own row not
+ *                                         counted), nothing written */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -10,43 +18,94 @@
 
 #include "ctl.h"
 #include "ctl_args.h"
+#include "ctl_json.h"
+#include "ctl_store.h"
 #include "ringsteer/placement.h"
 #include "ringsteer/ring.h"
+#include "ringsteer/store.h"
 
 static const char place_usage[] =
-	"usage: ringsteerctl place --gateways ID=LOAD[,ID=LOAD...] [--explain] MEMBER\n"
+	"NAME\n"
+	"    ringsteerctl place - where the bounded-load rule places a member arriving now\n"
 	"\n"
-	"Prints the gateway the bounded-load rule picks for MEMBER arriving\n"
-	"through the Service, given each gateway's supervisors (MEMBER not\n"
-	"counted).  --explain adds the reason and the cap.\n";
+	"SYNOPSIS\n"
+	"    ringsteerctl place --gateways ID=LOAD[,ID=LOAD...] [--explain] [--json] MEMBER\n"
+	"    ringsteerctl place --store URL [--explain] [--json] MEMBER\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    Prints the gateway the bounded-load rule picks for MEMBER arriving\n"
+	"    through the Service (not asking to stay).\n"
+	"\n"
+	"    With --gateways, over the given loads: each gateway's supervisors,\n"
+	"    MEMBER not counted, every gateway live and serving.\n"
+	"\n"
+	"    With --store, over the store's state now, exactly as a gateway's\n"
+	"    placement transaction would decide it: the ring of live gateways,\n"
+	"    each one's live sessions (reservations included) as its load,\n"
+	"    draining gateways counted but never chosen, and MEMBER's own session\n"
+	"    row, if it has one, taken out as its stale record.  Nothing is\n"
+	"    written; the store is opened read-only.\n"
+	"\n"
+	"OPTIONS\n"
+	"    --gateways LIST   ID=LOAD pairs, comma-separated\n"
+	"    --store URL       the store (no default: give --store or --gateways, not both)\n"
+	"    --ttl MS          the gateways' --ttl: older rows are dead (default 15000)\n"
+	"    --explain         print \"GATEWAY REASON cap=N\" (reason: placed or\n"
+	"                      owner-fallback)\n"
+	"    --json            print {\"member\", \"gateway\", \"reason\", \"cap\"}\n"
+	"    --help            this text\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0 success, 1 no serving gateway or the store cannot be read, 2 bad\n"
+	"    arguments.\n"
+	"\n"
+	"EXAMPLES\n"
+	"    ringsteerctl place --gateways gw-a=3,gw-b=2 --explain sup-17\n"
+	"    ringsteerctl place --store sqlite:/var/lib/ringsteer/ringsteer.db sup-17\n";
 
-int ctl_place(int argc, char **argv)
+struct place_args {
+	char *gateways;
+	const char *url;
+	uint32_t ttl_ms;
+	const char *member;
+	bool explain, json;
+};
+
+/* Returns -1 to go on, or the exit status: 0 after --help, 2 after a
+ * usage error. */
+static int parse_args(int argc, char **argv, struct place_args *a)
 {
 	static const struct option opts[] = {
 		{ "gateways", required_argument, NULL, 'g' },
+		{ "store", required_argument, NULL, 's' },
+		{ "ttl", required_argument, NULL, 'T' },
 		{ "explain", no_argument, NULL, 'e' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct ctl_list gws = { 0 };
-	struct rs_gateway_load *loads = NULL;
-	uint32_t *given = NULL;
-	struct rs_ring *ring = NULL;
-	struct rs_decision d;
-	char *gateways = NULL;
-	const char *member;
-	bool explain = false;
-	int c, err, rc = 1;
+	int c;
 
+	*a = (struct place_args){ 0 };
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":g:eh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":g:s:T:ejh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'g':
-			gateways = optarg;
+			a->gateways = optarg;
+			break;
+		case 's':
+			a->url = optarg;
+			break;
+		case 'T':
+			if ((c = ctl_store_parse_ttl("place", optarg, &a->ttl_ms)) >= 0)
+				return c;
 			break;
 		case 'e':
-			explain = true;
+			a->explain = true;
+			break;
+		case 'j':
+			a->json = true;
 			break;
 		case 'h':
 			fputs(place_usage, stdout);
@@ -57,16 +116,46 @@ int ctl_place(int argc, char **argv)
 			return ctl_usage_error("place", "unknown option %s", argv[optind - 1]);
 		}
 	}
-	if (!gateways)
-		return ctl_usage_error("place", "--gateways ID=LOAD[,ID=LOAD...] is required");
+	if (a->gateways && a->url)
+		return ctl_usage_error("place", "--gateways and --store are mutually exclusive");
+	if (!a->gateways && !a->url)
+		return ctl_usage_error("place", "--gateways ID=LOAD[,ID=LOAD...] or --store URL is required");
 	if (argc - optind != 1)
 		return ctl_usage_error("place", "expected one MEMBER");
-	member = argv[optind];
-	if (ctl_check_member("place", member))
+	a->member = argv[optind];
+	if (ctl_check_member("place", a->member))
 		return 2;
-	err = ctl_split_list(gateways, &gws);
+	return -1;
+}
+
+static void print_decision(const struct place_args *a, const char *gateway, const struct rs_decision *d)
+{
+	if (a->json) {
+		fputs("{", stdout);
+		ctl_json_key_string(stdout, true, "member", a->member);
+		ctl_json_key_string(stdout, false, "gateway", gateway);
+		ctl_json_key_string(stdout, false, "reason", rs_reason_name(d->reason));
+		ctl_json_key_uint(stdout, false, "cap", d->cap);
+		fputs("}\n", stdout);
+	} else if (a->explain) {
+		printf("%s %s cap=%u\n", gateway, rs_reason_name(d->reason), d->cap);
+	} else {
+		puts(gateway);
+	}
+}
+
+static int place_given(struct place_args *a)
+{
+	struct ctl_list gws = { 0 };
+	struct rs_gateway_load *loads = NULL;
+	uint32_t *given = NULL;
+	struct rs_ring *ring = NULL;
+	struct rs_decision d;
+	int err, rc = 1;
+
+	err = ctl_split_list(a->gateways, &gws);
 	if (err == -EINVAL)
-		return ctl_usage_error("place", "--gateways: empty item in '%s'", gateways);
+		return ctl_usage_error("place", "--gateways: empty item in '%s'", a->gateways);
 	if (err)
 		goto cleanup;
 	given = calloc(gws.n, sizeof(*given));
@@ -102,13 +191,10 @@ int ctl_place(int argc, char **argv)
 		loads[gw].load = given[i];
 		loads[gw].live = true;
 	}
-	err = rs_place(ring, loads, &(struct rs_arrival){ .member_id = member, .at = -1, .stale = -1 }, &d);
+	err = rs_place(ring, loads, &(struct rs_arrival){ .member_id = a->member, .at = -1, .stale = -1 }, &d);
 	if (err)
 		goto cleanup;
-	if (explain)
-		printf("%s %s cap=%u\n", rs_ring_gateway_id(ring, d.gateway), rs_reason_name(d.reason), d.cap);
-	else
-		puts(rs_ring_gateway_id(ring, d.gateway));
+	print_decision(a, rs_ring_gateway_id(ring, d.gateway), &d);
 	rc = 0;
 cleanup:
 	if (rc == 1 && err)
@@ -118,4 +204,39 @@ cleanup:
 	rs_ring_free(ring);
 	ctl_list_free(&gws);
 	return rc;
+}
+
+static int place_from_store(const struct place_args *a)
+{
+	struct rs_store *st = NULL;
+	char target[RS_ID_MAX + 1];
+	struct rs_decision d;
+	int rc, err;
+
+	rc = ctl_store_open("place", a->url, CTL_STORE_READ, a->ttl_ms, &st);
+	if (rc)
+		return rc;
+	err = rs_store_whatif(st, a->member, ctl_wall_ms(), &d, target);
+	rs_store_close(st);
+	if (err == -ENOENT) {
+		fprintf(stderr, "ringsteerctl place: no serving gateway in store %s\n", a->url);
+		return 1;
+	}
+	if (err) {
+		fprintf(stderr, "ringsteerctl place: cannot read store %s: %s\n", a->url, strerror(-err));
+		return 1;
+	}
+	print_decision(a, target, &d);
+	return 0;
+}
+
+int ctl_place(int argc, char **argv)
+{
+	struct place_args a;
+	int rc = parse_args(argc, argv, &a);
+
+	if (rc >= 0)
+		return rc;
+	rc = a.url ? place_from_store(&a) : place_given(&a);
+	return rc ? rc : ctl_flush_output("place");
 }

@@ -1,43 +1,108 @@
-/* ctl_ring.c - `ringsteerctl ring --gateways IDS owner|walk MEMBER`: the ring
- * alone, offline, for checking what any OpenShell-compatible ring says. */
+/* ctl_ring.c - `ringsteerctl ring`: the ring alone, for checking what any
+ * OpenShell-compatible ring says, built from given ids (offline) or from
+ * the store's live gateways (draining ones included: they stay on the ring,
+ * as in the gateways' placement, they only take no one).
+ *
+ *   ring --gateways IDS owner|walk MEMBER   offline
+ *   ring --store URL [owner|walk MEMBER]    live; without a verb, each
+ *                                           gateway's share of the circle */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ctl.h"
 #include "ctl_args.h"
+#include "ctl_json.h"
+#include "ctl_ring_share.h"
+#include "ctl_store.h"
+#include "ctl_table.h"
 #include "ringsteer/ring.h"
+#include "ringsteer/store.h"
 
 static const char ring_usage[] =
-	"usage: ringsteerctl ring --gateways ID[,ID...] owner MEMBER\n"
-	"       ringsteerctl ring --gateways ID[,ID...] walk MEMBER\n"
+	"NAME\n"
+	"    ringsteerctl ring - the consistent-hash ring of gateways\n"
 	"\n"
-	"owner  prints the gateway whose point follows MEMBER's on the ring\n"
-	"walk   prints every gateway once, in the order a clockwise walk from\n"
-	"       MEMBER's point meets it, one per line\n";
+	"SYNOPSIS\n"
+	"    ringsteerctl ring --gateways ID[,ID...] [--json] owner MEMBER\n"
+	"    ringsteerctl ring --gateways ID[,ID...] [--json] walk MEMBER\n"
+	"    ringsteerctl ring --store URL [--json] [owner MEMBER | walk MEMBER]\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    Builds the ring (128 points per gateway id, SHA-256, OpenShell's ring)\n"
+	"    from the given ids, or from the store's live gateways (draining ones\n"
+	"    included, as in placement; the store is opened read-only).\n"
+	"\n"
+	"    owner  prints the gateway whose point follows MEMBER's on the ring\n"
+	"    walk   prints every gateway once, in the order a clockwise walk from\n"
+	"           MEMBER's point meets it, one per line\n"
+	"\n"
+	"    With --store and no verb, prints each live gateway's share of the\n"
+	"    ring, sorted by id: ID, STATE, POINTS and SHARE, the percentage of\n"
+	"    the 64-bit hash circle it owns (the arcs ending at its points), then\n"
+	"    a footer line \"gateways=G  ideal=P%  total=T%\" (ideal = 100/G).\n"
+	"\n"
+	"OPTIONS\n"
+	"    --gateways LIST   gateway ids, comma-separated\n"
+	"    --store URL       the store (give --store or --gateways, not both)\n"
+	"    --ttl MS          the gateways' --ttl: older rows are dead (default 15000)\n"
+	"    --json            owner: {\"member\", \"owner\"}; walk: {\"member\",\n"
+	"                      \"walk\": [...]}; shares: {\"gateways\": [{\"id\", \"state\",\n"
+	"                      \"points\", \"share_percent\"}], \"count\", \"ideal_percent\",\n"
+	"                      \"total_percent\"}\n"
+	"    --help            this text\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0 success, 1 the store cannot be read or has no live gateway (for\n"
+	"    owner and walk), 2 bad arguments.\n"
+	"\n"
+	"EXAMPLES\n"
+	"    ringsteerctl ring --gateways gw-a,gw-b,gw-c owner sup-17\n"
+	"    ringsteerctl ring --store sqlite:/var/lib/ringsteer/ringsteer.db --json\n";
 
-int ctl_ring(int argc, char **argv)
+struct ring_args {
+	char *gateways;
+	const char *url;
+	uint32_t ttl_ms;
+	const char *verb;   /* "owner", "walk" or NULL (shares) */
+	const char *member;
+	bool json;
+};
+
+/* Returns -1 to go on, or the exit status: 0 after --help, 2 after a
+ * usage error. */
+static int parse_args(int argc, char **argv, struct ring_args *a)
 {
 	static const struct option opts[] = {
 		{ "gateways", required_argument, NULL, 'g' },
+		{ "store", required_argument, NULL, 's' },
+		{ "ttl", required_argument, NULL, 'T' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct ctl_list gws = { 0 };
-	struct rs_ring *ring = NULL;
-	uint32_t *order = NULL;
-	char *gateways = NULL;
-	const char *verb, *member;
-	int c, err, rc = 1;
+	int c;
 
+	*a = (struct ring_args){ 0 };
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":g:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":g:s:T:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'g':
-			gateways = optarg;
+			a->gateways = optarg;
+			break;
+		case 's':
+			a->url = optarg;
+			break;
+		case 'T':
+			if ((c = ctl_store_parse_ttl("ring", optarg, &a->ttl_ms)) >= 0)
+				return c;
+			break;
+		case 'j':
+			a->json = true;
 			break;
 		case 'h':
 			fputs(ring_usage, stdout);
@@ -48,49 +113,197 @@ int ctl_ring(int argc, char **argv)
 			return ctl_usage_error("ring", "unknown option %s", argv[optind - 1]);
 		}
 	}
-	if (!gateways)
-		return ctl_usage_error("ring", "--gateways ID[,ID...] is required");
+	if (a->gateways && a->url)
+		return ctl_usage_error("ring", "--gateways and --store are mutually exclusive");
+	if (!a->gateways && !a->url)
+		return ctl_usage_error("ring", "--gateways ID[,ID...] or --store URL is required");
+	if (a->url && argc == optind)
+		return -1; /* shares */
 	if (argc - optind != 2)
 		return ctl_usage_error("ring", "expected 'owner MEMBER' or 'walk MEMBER'");
-	verb = argv[optind];
-	member = argv[optind + 1];
-	if (strcmp(verb, "owner") != 0 && strcmp(verb, "walk") != 0)
-		return ctl_usage_error("ring", "unknown verb '%s' (owner or walk)", verb);
-	if (ctl_check_member("ring", member))
+	a->verb = argv[optind];
+	a->member = argv[optind + 1];
+	if (strcmp(a->verb, "owner") != 0 && strcmp(a->verb, "walk") != 0)
+		return ctl_usage_error("ring", "unknown verb '%s' (owner or walk)", a->verb);
+	if (ctl_check_member("ring", a->member))
 		return 2;
-	err = ctl_split_list(gateways, &gws);
+	return -1;
+}
+
+/* Prints the owner of, or the walk from, a->member.  Returns 0 or -errno. */
+static int print_verb(const struct ring_args *a, const struct rs_ring *ring)
+{
+	size_t n = rs_ring_gateway_count(ring);
+	uint32_t *order;
+	int got;
+
+	if (strcmp(a->verb, "owner") == 0) {
+		got = rs_ring_owner(ring, a->member);
+		if (got < 0)
+			return got;
+		if (a->json) {
+			fputs("{", stdout);
+			ctl_json_key_string(stdout, true, "member", a->member);
+			ctl_json_key_string(stdout, false, "owner", rs_ring_gateway_id(ring, (size_t)got));
+			fputs("}\n", stdout);
+		} else {
+			puts(rs_ring_gateway_id(ring, (size_t)got));
+		}
+		return 0;
+	}
+	order = calloc(n ? n : 1, sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	got = rs_ring_walk(ring, a->member, order, n);
+	if (got < 0) {
+		free(order);
+		return got;
+	}
+	if (a->json) {
+		fputs("{", stdout);
+		ctl_json_key_string(stdout, true, "member", a->member);
+		fputs(", \"walk\": [", stdout);
+		for (int i = 0; i < got; i++) {
+			if (i)
+				fputs(", ", stdout);
+			ctl_json_string(stdout, rs_ring_gateway_id(ring, order[i]));
+		}
+		fputs("]}\n", stdout);
+	} else {
+		for (int i = 0; i < got; i++)
+			puts(rs_ring_gateway_id(ring, order[i]));
+	}
+	free(order);
+	return 0;
+}
+
+/* Prints each live gateway's share; rows[i] is ring gateway i (both sorted
+ * by id bytes).  Returns 0 or -ENOMEM. */
+static int print_shares(const struct ring_args *a, const struct rs_ring *ring, const struct rs_gateway_row *rows)
+{
+	size_t n = rs_ring_gateway_count(ring);
+	struct ctl_ring_share *shares = calloc(n ? n : 1, sizeof(*shares));
+	double total = 0, ideal = n ? 100.0 / (double)n : 0;
+	char id[CTL_TABLE_CELL_SIZE];
+	int w_id = 2;
+
+	if (!shares)
+		return -ENOMEM;
+	ctl_ring_shares(ring, shares);
+	for (size_t g = 0; g < n; g++) {
+		total += shares[g].fraction * 100;
+		ctl_table_printable(id, sizeof(id), rows[g].id);
+		if ((int)strlen(id) > w_id)
+			w_id = (int)strlen(id);
+	}
+	if (a->json) {
+		fputs("{\"gateways\": [", stdout);
+		for (size_t g = 0; g < n; g++) {
+			fputs(g ? ", {" : "{", stdout);
+			ctl_json_key_string(stdout, true, "id", rows[g].id);
+			ctl_json_key_string(stdout, false, "state",
+					    rows[g].state == RS_GATEWAY_DRAINING ? "draining" : "serving");
+			ctl_json_key_uint(stdout, false, "points", shares[g].points);
+			printf(", \"share_percent\": %.6f}", shares[g].fraction * 100);
+		}
+		printf("], \"count\": %zu, \"ideal_percent\": %.6f, \"total_percent\": %.6f}\n", n, ideal, total);
+	} else {
+		printf("%-*s  %-8s  %6s  %7s\n", w_id, "ID", "STATE", "POINTS", "SHARE");
+		for (size_t g = 0; g < n; g++) {
+			ctl_table_printable(id, sizeof(id), rows[g].id);
+			printf("%-*s  %-8s  %6u  %6.2f%%\n", w_id, id,
+			       rows[g].state == RS_GATEWAY_DRAINING ? "draining" : "serving", shares[g].points,
+			       shares[g].fraction * 100);
+		}
+		printf("gateways=%zu  ideal=%.2f%%  total=%.2f%%\n", n, ideal, total);
+	}
+	free(shares);
+	return 0;
+}
+
+static int ring_given(struct ring_args *a)
+{
+	struct ctl_list gws = { 0 };
+	struct rs_ring *ring = NULL;
+	int err, rc = 1;
+
+	err = ctl_split_list(a->gateways, &gws);
 	if (err == -EINVAL)
-		return ctl_usage_error("ring", "--gateways: empty gateway id in '%s'", gateways);
+		return ctl_usage_error("ring", "--gateways: empty gateway id in '%s'", a->gateways);
 	if (err)
 		goto cleanup;
 	rc = ctl_ring_from_ids("ring", &gws, &ring);
 	if (rc)
 		goto cleanup;
 	rc = 1;
-
-	if (strcmp(verb, "owner") == 0) {
-		err = rs_ring_owner(ring, member);
-		if (err < 0)
-			goto cleanup;
-		puts(rs_ring_gateway_id(ring, (size_t)err));
-	} else {
-		order = calloc(rs_ring_gateway_count(ring), sizeof(*order));
-		if (!order) {
-			err = -ENOMEM;
-			goto cleanup;
-		}
-		err = rs_ring_walk(ring, member, order, rs_ring_gateway_count(ring));
-		if (err < 0)
-			goto cleanup;
-		for (int i = 0; i < err; i++)
-			puts(rs_ring_gateway_id(ring, order[i]));
-	}
-	rc = 0;
+	err = print_verb(a, ring);
+	if (!err)
+		rc = 0;
 cleanup:
 	if (rc == 1 && err)
 		fprintf(stderr, "ringsteerctl ring: %s\n", strerror(-err));
-	free(order);
 	rs_ring_free(ring);
 	ctl_list_free(&gws);
 	return rc;
+}
+
+static int ring_from_store(const struct ring_args *a)
+{
+	struct rs_store *st = NULL;
+	struct rs_gateway_row *rows = NULL;
+	const char **ids = NULL;
+	struct rs_ring *ring = NULL;
+	size_t n = 0;
+	int err, rc;
+
+	rc = ctl_store_open("ring", a->url, CTL_STORE_READ, a->ttl_ms, &st);
+	if (rc)
+		return rc;
+	rc = 1;
+	err = rs_store_list_gateways(st, ctl_wall_ms(), false, &rows, &n);
+	if (err) {
+		fprintf(stderr, "ringsteerctl ring: cannot read store %s: %s\n", a->url, strerror(-err));
+		err = 0;
+		goto cleanup;
+	}
+	ids = calloc(n ? n : 1, sizeof(*ids));
+	if (!ids) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n; i++)
+		ids[i] = rows[i].id;
+	err = rs_ring_new(ids, n, &ring);
+	if (err)
+		goto cleanup;
+	if (rs_ring_gateway_count(ring) != n) {
+		err = -EIO; /* the store lists each live id once, never empty */
+		goto cleanup;
+	}
+	if (a->verb && n == 0) {
+		fprintf(stderr, "ringsteerctl ring: no live gateway in store %s\n", a->url);
+		goto cleanup;
+	}
+	err = a->verb ? print_verb(a, ring) : print_shares(a, ring, rows);
+	if (!err)
+		rc = 0;
+cleanup:
+	if (rc == 1 && err)
+		fprintf(stderr, "ringsteerctl ring: %s\n", strerror(-err));
+	rs_ring_free(ring);
+	free(ids);
+	free(rows);
+	rs_store_close(st);
+	return rc;
+}
+
+int ctl_ring(int argc, char **argv)
+{
+	struct ring_args a;
+	int rc = parse_args(argc, argv, &a);
+
+	if (rc >= 0)
+		return rc;
+	rc = a.url ? ring_from_store(&a) : ring_given(&a);
+	return rc ? rc : ctl_flush_output("ring");
 }

@@ -1,8 +1,7 @@
 /* ctl_sessions.c - `ringsteerctl sessions [--store URL] [--all] [--json]
  * [--gateway ID]`: the supervisor sessions in the store (one row per
  * member), as a table or one JSON document, sorted by gateway then member.
- * Read-only (opening a store that does not exist yet creates its schema,
- * as any open does).  Exit status: 0, 1 when the store cannot be opened or
+ * Read-only: the store is opened read-only and never created.  Exit status: 0, 1 when the store cannot be opened or
  * read (the message names the URL), 2 bad arguments. */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -17,16 +16,36 @@
 #include "ringsteer/store.h"
 
 static const char sessions_usage[] =
-	"usage: ringsteerctl sessions [--store URL] [--all] [--json] [--gateway ID]\n"
+	"NAME\n"
+	"    ringsteerctl sessions - the supervisor sessions in the store\n"
 	"\n"
-	"Lists the live sessions in the store (every row with --all), or only\n"
-	"those on gateway ID: MEMBER, GATEWAY, STATE (active, or pending: a\n"
-	"reservation at a redirect target; \"(dead)\" is added to rows past\n"
-	"their TTL or reservation, or on a dead gateway), EPOCH, SANDBOXES,\n"
-	"SOURCE and AGE-MS (since the last heartbeat).  --json prints one JSON\n"
-	"array of objects with keys member_id, instance_id, epoch, gateway_id,\n"
-	"sandboxes, source, state, live, heartbeat_ms, expires_ms.\n"
-	"The store defaults to " RS_STORE_DEFAULT_URL ".\n";
+	"SYNOPSIS\n"
+	"    ringsteerctl sessions [--store URL] [--all] [--json] [--gateway ID]\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    Lists the live sessions in the store (every row with --all), or only\n"
+	"    those on gateway ID: MEMBER, GATEWAY, STATE (active, or pending: a\n"
+	"    reservation at a redirect target; \"(dead)\" is added to rows past\n"
+	"    their TTL or reservation, or on a dead gateway), EPOCH, SANDBOXES,\n"
+	"    SOURCE and AGE-MS (since the last heartbeat).  The store is opened\n"
+	"    read-only: a missing store is an error, never created.\n"
+	"\n"
+	"OPTIONS\n"
+	"    --store URL    the store (default " RS_STORE_DEFAULT_URL ")\n"
+	"    --ttl MS       the gateways' --ttl: older rows are dead (default 15000)\n"
+	"    --all          every row, dead ones too\n"
+	"    --gateway ID   only the sessions on gateway ID\n"
+	"    --json         one JSON array of objects with keys member_id,\n"
+	"                   instance_id, epoch, gateway_id, sandboxes, source, state,\n"
+	"                   live, heartbeat_ms, expires_ms\n"
+	"    --help         this text\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0 success, 1 the store cannot be opened or read (the message names the\n"
+	"    URL), 2 bad arguments.\n"
+	"\n"
+	"EXAMPLES\n"
+	"    ringsteerctl sessions --gateway gw-a --json | jq length\n";
 
 static const char *state_name(uint8_t state)
 {

@@ -1,7 +1,9 @@
-/* ctl_store.c - the frame of ringsteerctl's store listings: options, the
- * store's opening and its failure messages, the wall clock, the output's
- * flush.  Read-only (opening a store that does not exist yet creates its
- * schema, as any open does). */
+/* ctl_store.c - opening the store for ringsteerctl, with one message per
+ * way it fails, and the frame of the store listings: options, the wall
+ * clock, the output's flush.  Nothing here creates a store: a command that
+ * only reads opens it read-only (no file, no schema, no lock taken), and
+ * drain, which writes, needs the file to exist already; creating the store
+ * is the gateways' business. */
 #include "ctl_store.h"
 
 #include <errno.h>
@@ -18,6 +20,7 @@ static int parse_args(const struct ctl_store_cmd *cmd, int argc, char **argv, st
 {
 	struct option opts[] = {
 		{ "store", required_argument, NULL, 's' },
+		{ "ttl", required_argument, NULL, 'T' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -28,13 +31,17 @@ static int parse_args(const struct ctl_store_cmd *cmd, int argc, char **argv, st
 
 	*a = (struct ctl_store_args){ .url = RS_STORE_DEFAULT_URL };
 	if (!cmd->gateway_opt)
-		opts[4] = (struct option){ 0 };
+		opts[5] = (struct option){ 0 };
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, cmd->gateway_opt ? ":s:ajg:h" : ":s:ajh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, cmd->gateway_opt ? ":s:T:ajg:h" : ":s:T:ajh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			a->url = optarg;
+			break;
+		case 'T':
+			if ((c = ctl_store_parse_ttl(cmd->name, optarg, &a->ttl_ms)) >= 0)
+				return c;
 			break;
 		case 'a':
 			a->all = true;
@@ -61,19 +68,35 @@ static int parse_args(const struct ctl_store_cmd *cmd, int argc, char **argv, st
 	return -1;
 }
 
-/* Returns 0 and *st, 2 after a usage error, or 1 after saying why the
- * store cannot be opened. */
-static int open_store(const char *name, const char *url, struct rs_store **st)
+int ctl_store_parse_ttl(const char *name, const char *value, uint32_t *ttl_ms)
 {
-	int err = rs_store_open(url, NULL, st);
+	if (ctl_parse_u32(value, ttl_ms) != 0 || *ttl_ms == 0 || *ttl_ms > 86400000)
+		return ctl_usage_error(name, "--ttl: '%s' is not a number of milliseconds (1 to 86400000)", value);
+	return -1;
+}
+
+int ctl_store_open(const char *name, const char *url, enum ctl_store_mode mode, uint32_t ttl_ms,
+		   struct rs_store **st)
+{
+	const struct rs_store_options opt = {
+		.ttl_ms = ttl_ms,
+		.read_only = mode == CTL_STORE_READ,
+		.no_create = mode != CTL_STORE_CREATE,
+	};
+	int err = rs_store_open(url, &opt, st);
 
 	if (err == -EINVAL)
 		return ctl_usage_error(name, "--store: '%s' is not a store URL (sqlite:PATH)", url);
 	if (err == -EPROTONOSUPPORT)
 		return ctl_usage_error(name, "--store: unsupported scheme in '%s'", url);
+	if (err == -ENOENT) {
+		fprintf(stderr, "ringsteerctl %s: no store at %s (no such file; a gateway creates it when it "
+			"starts)\n", name, url);
+		return 1;
+	}
 	if (err == -EIO) {
-		fprintf(stderr, "ringsteerctl %s: cannot open store %s: %s (missing directory, no permission, "
-			"or not a ringsteer store)\n", name, url, strerror(-err));
+		fprintf(stderr, "ringsteerctl %s: cannot open store %s: %s (no permission, or not a ringsteer "
+			"store)\n", name, url, strerror(-err));
 		return 1;
 	}
 	if (err) {
@@ -83,7 +106,7 @@ static int open_store(const char *name, const char *url, struct rs_store **st)
 	return 0;
 }
 
-static int64_t wall_ms(void)
+int64_t ctl_wall_ms(void)
 {
 	struct timespec ts;
 
@@ -100,16 +123,15 @@ int ctl_store_run(const struct ctl_store_cmd *cmd, int argc, char **argv)
 	rc = parse_args(cmd, argc, argv, &a);
 	if (rc >= 0)
 		return rc;
-	rc = open_store(cmd->name, a.url, &st);
+	rc = ctl_store_open(cmd->name, a.url, CTL_STORE_READ, a.ttl_ms, &st);
 	if (rc)
 		return rc;
-	err = cmd->list(st, &a, wall_ms());
+	err = cmd->list(st, &a, ctl_wall_ms());
 	if (err) {
 		fprintf(stderr, "ringsteerctl %s: cannot read store %s: %s\n", cmd->name, a.url, strerror(-err));
 		rc = 1;
-	} else if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "ringsteerctl %s: cannot write output: %s\n", cmd->name, strerror(errno));
-		rc = 1;
+	} else {
+		rc = ctl_flush_output(cmd->name);
 	}
 	rs_store_close(st);
 	return rc;

@@ -1,6 +1,7 @@
-/* ctl_store.h - what ringsteerctl's store listings (gateways, sessions)
- * share: their options, opening the store with a message for each way it
- * can fail, reading it at one wall-clock instant, and the exit status. */
+/* ctl_store.h - what ringsteerctl's store commands share: opening the
+ * store with a message for each way it can fail (read-only commands never
+ * create a store), the wall clock, and for the listings (gateways,
+ * sessions) their options, one read at one instant, and the exit status. */
 #ifndef RS_CTL_STORE_H
 #define RS_CTL_STORE_H
 
@@ -9,10 +10,11 @@
 
 #include "ringsteer/store.h"
 
-/* The parsed options: [--store URL] [--all] [--json] [--gateway ID]. */
+/* The parsed options: [--store URL] [--ttl MS] [--all] [--json] [--gateway ID]. */
 struct ctl_store_args {
 	const char *url;     /* RS_STORE_DEFAULT_URL unless --store */
 	const char *gateway; /* --gateway ID (1..RS_ID_MAX bytes), or NULL */
+	uint32_t ttl_ms;     /* --ttl MS: the gateways' row TTL; 0: the store's default */
 	bool all, json;
 };
 
@@ -24,6 +26,28 @@ struct ctl_store_cmd {
 	 * the negative errno of the read (printing nothing then). */
 	int (*list)(struct rs_store *st, const struct ctl_store_args *args, int64_t now_ms);
 };
+
+/* How a command opens the store: to read (never creates anything; the
+ * listings, status, place and ring), or to write an existing one (drain). */
+enum ctl_store_mode {
+	CTL_STORE_READ,
+	CTL_STORE_WRITE_EXISTING,
+	CTL_STORE_CREATE, /* init only: creates the file and schema if missing */
+};
+
+/* Opens the store at url for command name, rows older than ttl_ms (0: the
+ * store's default) counting as dead.  Returns 0 and *st, 2 after a usage
+ * error (a malformed URL), or 1 after one line on stderr naming the URL: no
+ * store there (the file does not exist), or why it cannot be opened. */
+int ctl_store_open(const char *name, const char *url, enum ctl_store_mode mode, uint32_t ttl_ms,
+		   struct rs_store **st);
+
+/* Parses the value of --ttl MS for command name into *ttl_ms (1 ms to one
+ * day).  Returns -1 on success (go on), else 2 after a usage error. */
+int ctl_store_parse_ttl(const char *name, const char *value, uint32_t *ttl_ms);
+
+/* Returns the wall clock in milliseconds (the store's time base). */
+int64_t ctl_wall_ms(void);
 
 /* Runs a listing: parses argv (argv[0] the subcommand), opens the store,
  * calls cmd->list, flushes stdout.  Returns the exit status: 0; 1 when the

@@ -10,6 +10,7 @@
  * (one line on stderr). */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,18 +21,41 @@
 
 #include "ctl.h"
 #include "ctl_args.h"
+#include "ctl_json.h"
 #include "ringsteer/proto.h"
 #include "ringsteer/token.h"
 
 static const char token_usage[] =
-	"usage: ringsteerctl token --secret FILE --member ID --ttl SECONDS\n"
-	"       ringsteerctl token --secret FILE --member ID --verify TOKEN\n"
+	"NAME\n"
+	"    ringsteerctl token - mint or check a supervisor token\n"
 	"\n"
-	"The first form prints a token for supervisor ID that expires SECONDS\n"
-	"(at least 1) from now.  The second checks TOKEN for ID now and prints\n"
-	"\"ok expiry=N\" (exit 0) or why it is not valid (exit 1).\n"
-	"FILE holds the cluster secret: 16 to 4096 bytes, one trailing newline\n"
-	"ignored.\n";
+	"SYNOPSIS\n"
+	"    ringsteerctl token --secret FILE --member ID --ttl SECONDS [--json]\n"
+	"    ringsteerctl token --secret FILE --member ID --verify TOKEN [--json]\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    The first form prints a token for supervisor ID that expires SECONDS\n"
+	"    (at least 1) from now.  The second checks TOKEN for ID now and prints\n"
+	"    \"ok expiry=N\" (exit 0) or why it is not valid (exit 1).\n"
+	"    FILE holds the cluster secret: 16 to 4096 bytes, one trailing newline\n"
+	"    ignored.  The secret is never taken from the command line.\n"
+	"\n"
+	"OPTIONS\n"
+	"    --secret FILE    the cluster secret\n"
+	"    --member ID      the supervisor's member id ([a-z0-9.-])\n"
+	"    --ttl SECONDS    mint a token valid that long\n"
+	"    --verify TOKEN   check TOKEN instead\n"
+	"    --json           mint: {\"member\", \"expires\", \"token\"}; verify:\n"
+	"                     {\"member\", \"valid\", \"reason\", \"expires\", \"now\"} (reason:\n"
+	"                     ok, expired, wrong-mac or malformed; expires 0 when unknown)\n"
+	"    --help           this text\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0 success (a valid token), 1 a runtime failure or an invalid token,\n"
+	"    2 bad arguments.\n"
+	"\n"
+	"EXAMPLES\n"
+	"    ringsteerctl token --secret /etc/ringsteer/secret --member sup-17 --ttl 86400\n";
 
 static int now_seconds(uint64_t *now)
 {
@@ -45,13 +69,29 @@ static int now_seconds(uint64_t *now)
 	return 0;
 }
 
+static void print_verdict_json(const char *member, const char *reason, uint64_t expiry, uint64_t now)
+{
+	fputs("{", stdout);
+	ctl_json_key_string(stdout, true, "member", member);
+	ctl_json_key_bool(stdout, false, "valid", strcmp(reason, "ok") == 0);
+	ctl_json_key_string(stdout, false, "reason", reason);
+	ctl_json_key_uint(stdout, false, "expires", expiry);
+	ctl_json_key_uint(stdout, false, "now", now);
+	fputs("}\n", stdout);
+}
+
 /* Prints the verdict on token; returns the exit status (0 valid, 1 not). */
 static int verify_and_print(const struct rs_secret *secret, const char *token, const char *member,
-			    uint64_t now)
+			    uint64_t now, bool json)
 {
 	uint64_t expiry = 0;
 	int err = rs_token_verify(secret, token, member, now, &expiry);
 
+	if (json && (err == 0 || err == -EKEYEXPIRED || err == -EACCES || err == -EINVAL)) {
+		print_verdict_json(member, err == 0 ? "ok" : err == -EKEYEXPIRED ? "expired" :
+				   err == -EACCES ? "wrong-mac" : "malformed", expiry, now);
+		return err == 0 ? 0 : 1;
+	}
 	switch (err) {
 	case 0:
 		printf("ok expiry=%llu\n", (unsigned long long)expiry);
@@ -79,6 +119,7 @@ int ctl_token(int argc, char **argv)
 		{ "member", required_argument, NULL, 'm' },
 		{ "ttl", required_argument, NULL, 't' },
 		{ "verify", required_argument, NULL, 'v' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -86,11 +127,12 @@ int ctl_token(int argc, char **argv)
 	const char *secret_path = NULL, *member = NULL, *ttl_arg = NULL, *verify = NULL;
 	char token[RS_TOKEN_MAX + 1];
 	uint64_t ttl = 0, now = 0;
+	bool json = false;
 	int c, err = 0, rc = 1;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":s:m:t:v:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":s:m:t:v:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			secret_path = optarg;
@@ -103,6 +145,9 @@ int ctl_token(int argc, char **argv)
 			break;
 		case 'v':
 			verify = optarg;
+			break;
+		case 'j':
+			json = true;
 			break;
 		case 'h':
 			fputs(token_usage, stdout);
@@ -146,13 +191,22 @@ int ctl_token(int argc, char **argv)
 		goto cleanup;
 	}
 	if (verify) {
-		rc = verify_and_print(&secret, verify, member, now);
+		rc = verify_and_print(&secret, verify, member, now, json);
 		goto cleanup;
 	}
 	err = rs_token_mint(&secret, member, now + ttl, token, sizeof(token));
 	if (err)
 		goto cleanup;
-	if (puts(token) == EOF || fflush(stdout) != 0) {
+	if (json) {
+		fputs("{", stdout);
+		ctl_json_key_string(stdout, true, "member", member);
+		ctl_json_key_uint(stdout, false, "expires", now + ttl);
+		ctl_json_key_string(stdout, false, "token", token);
+		fputs("}\n", stdout);
+	} else {
+		puts(token);
+	}
+	if (ferror(stdout) || fflush(stdout) != 0) {
 		err = -EIO;
 		goto cleanup;
 	}

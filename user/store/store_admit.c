@@ -19,7 +19,11 @@
  *
  * The ring and its placer are cached in the handle and rebuilt only when the
  * set of live gateway ids changes (128 SHA-256 per gateway is most of the
- * cost otherwise); loads are reset from the snapshot on every arrival. */
+ * cost otherwise); loads are reset from the snapshot on every arrival.
+ *
+ * Reading that snapshot is shared with rs_store_whatif() (store_whatif.c)
+ * through store_snapshot.h, so a what-if decides over exactly what an
+ * admission would. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +31,7 @@
 #include "ringsteer/placer.h"
 #include "ringsteer/proto.h"
 #include "store_internal.h"
+#include "store_snapshot.h"
 
 /* What the transaction decided, copied to the caller only after commit. */
 struct admission {
@@ -38,14 +43,9 @@ struct admission {
 	char target_peer[RS_ENDPOINT_MAX + 1];
 };
 
-struct member_row {
-	bool found;
-	struct rs_session_row row;
-};
-
 static int on_member_row(void *ctx, const struct rs_db_value *cols, size_t n)
 {
-	struct member_row *m = ctx;
+	struct rs_member_row *m = ctx;
 
 	if (m->found)
 		return -EIO; /* member_id is the primary key */
@@ -158,6 +158,52 @@ static int load_placer(struct rs_store *st, int64_t live_since, int64_t now)
 	return 0;
 }
 
+int rs_store_member_row(struct rs_store *st, const char *member_id, struct rs_member_row *m)
+{
+	const struct rs_db_value member = rs_db_text(member_id);
+
+	*m = (struct rs_member_row){ 0 };
+	return st->be->exec(st->db, RS_STMT_SESSION_GET, &member, on_member_row, m, NULL);
+}
+
+int rs_store_read_live(struct rs_store *st, int64_t live_since)
+{
+	const struct rs_db_value since = rs_db_int(live_since);
+	int err;
+
+	st->live.n = 0;
+	err = st->be->exec(st->db, RS_STMT_GATEWAYS_LIVE, &since, rs_row_collect_gateway, &st->live, NULL);
+	if (err)
+		return err;
+	rs_gateway_list_sort(&st->live);
+	return 0;
+}
+
+int rs_store_load_placer(struct rs_store *st, int64_t live_since, int64_t now)
+{
+	int err = ensure_ring(st);
+
+	if (err)
+		return err;
+	return load_placer(st, live_since, now);
+}
+
+int rs_store_stale_record(struct rs_store *st, const struct rs_member_row *m, int64_t live_since, int64_t now,
+			  int *stale)
+{
+	*stale = -1;
+	if (m->found && rs_store_session_counts(&m->row, live_since, now)) {
+		const struct rs_gateway_row *old = rs_gateway_list_find(&st->live, m->row.gateway_id);
+
+		if (old) {
+			*stale = (int)(old - st->live.rows);
+			if (st->loads[*stale] == 0)
+				return -EIO; /* the count query missed a row it must see */
+		}
+	}
+	return 0;
+}
+
 /* What the member's row says about the member itself: the arrival's
  * HELLO, or for a handoff the row it had. */
 struct member_facts {
@@ -188,7 +234,7 @@ static int write_member_row(struct rs_store *st, const struct rs_admit *a, const
  * this connection is superseded.  A handoff needs the row to be exactly
  * its attachment here (this gateway, this epoch); an arrival needs no newer
  * epoch, and an equal one only where it was accepted. */
-static int check_member_row(const struct rs_admit *a, const struct member_row *m)
+static int check_member_row(const struct rs_admit *a, const struct rs_member_row *m)
 {
 	if (a->handoff) {
 		if (!m->found || m->row.epoch != a->epoch || strcmp(m->row.gateway_id, a->gateway_id) != 0)
@@ -224,9 +270,7 @@ static int admit(struct rs_store *st, void *arg)
 {
 	struct admission *ad = arg;
 	const struct rs_admit *a = ad->in;
-	const struct rs_db_value member = rs_db_text(a->member_id);
-	const struct rs_db_value since = rs_db_int(ad->live_since);
-	struct member_row m = { 0 };
+	struct rs_member_row m;
 	const struct rs_gateway_row *here, *target;
 	bool fallback;
 	struct rs_arrival arrival = { .member_id = a->member_id, .stay = a->stay, .stale = -1 };
@@ -241,38 +285,27 @@ static int admit(struct rs_store *st, void *arg)
 	if (err)
 		return err;
 
-	err = st->be->exec(st->db, RS_STMT_SESSION_GET, &member, on_member_row, &m, NULL);
+	err = rs_store_member_row(st, a->member_id, &m);
 	if (err)
 		return err;
 	err = check_member_row(a, &m);
 	if (err)
 		return err;
 
-	st->live.n = 0;
-	err = st->be->exec(st->db, RS_STMT_GATEWAYS_LIVE, &since, rs_row_collect_gateway, &st->live, NULL);
+	err = rs_store_read_live(st, ad->live_since);
 	if (err)
 		return err;
-	rs_gateway_list_sort(&st->live);
 	here = rs_gateway_list_find(&st->live, a->gateway_id);
 	if (!here)
 		return -EIO; /* its heartbeat was just written: it must be live */
-	err = ensure_ring(st);
-	if (err)
-		return err;
-	err = load_placer(st, ad->live_since, a->now_ms);
+	err = rs_store_load_placer(st, ad->live_since, a->now_ms);
 	if (err)
 		return err;
 
 	arrival.at = (int)(here - st->live.rows);
-	if (m.found && rs_store_session_counts(&m.row, ad->live_since, a->now_ms)) {
-		const struct rs_gateway_row *old = rs_gateway_list_find(&st->live, m.row.gateway_id);
-
-		if (old) {
-			arrival.stale = (int)(old - st->live.rows);
-			if (st->loads[arrival.stale] == 0)
-				return -EIO; /* the count query missed a row it must see */
-		}
-	}
+	err = rs_store_stale_record(st, &m, ad->live_since, a->now_ms, &arrival.stale);
+	if (err)
+		return err;
 	if (a->handoff) {
 		/* Placed from nowhere, never kept here.  Its row (here, this
 		 * epoch) is its stale record while it counts; once it no longer

@@ -10,7 +10,10 @@
  * failure is -EIO (-ENOMEM for its out-of-memory).  Statements are prepared
  * once per connection and kept.  The file's directory is never created,
  * except the default one (/var/lib/ringsteer, mode 0750), which a fresh
- * host may lack. */
+ * host may lack.  With no_create or read_only nothing is created at all (a
+ * missing file is -ENOENT); read_only opens the file read-only, leaves its
+ * journal mode alone (changing it is a write) and begins every transaction
+ * deferred, so an inspecting tool never holds the writers' lock. */
 #include <errno.h>
 #include <limits.h>
 #include <sqlite3.h>
@@ -40,6 +43,7 @@ static const char *const txn_sql[TXN_COUNT] = {
 
 struct rs_db {
 	sqlite3 *db;
+	bool read_only;
 	int64_t busy_timeout_us;
 	int64_t busy_since_us;  /* when the current wait for a lock began */
 	sqlite3_stmt *stmts[RS_STMT_COUNT];
@@ -128,30 +132,50 @@ static void sqlite_close(struct rs_db *db)
 	free(db);
 }
 
+/* The error for a file SQLite could not open: when it may not be created,
+ * -ENOENT if it (or a directory above it) does not exist, which callers
+ * report as "no store there"; else -EIO (-ENOMEM for out of memory).  A
+ * creating open keeps -EIO for a missing directory (rs_store_open()). */
+static int open_error(const char *path, int rc, bool create)
+{
+	struct stat sb;
+
+	if (rc == SQLITE_NOMEM)
+		return -ENOMEM;
+	if (!create && (rc & 0xff) == SQLITE_CANTOPEN && stat(path, &sb) != 0 && errno == ENOENT)
+		return -ENOENT;
+	return -EIO;
+}
+
 static int sqlite_open(const char *url, const struct rs_store_options *opt, struct rs_db **out)
 {
 	const char *path = strchr(url, ':');
+	bool create = !opt->no_create && !opt->read_only;
 	struct rs_db *db = NULL;
-	int rc, err;
+	int flags, rc, err;
 
 	*out = NULL;
 	if (!path || !path[1])
 		return -EINVAL;
 	path++;
-	err = make_default_dir(path);
-	if (err)
-		return err;
+	if (create) {
+		err = make_default_dir(path);
+		if (err)
+			return err;
+	}
 	db = calloc(1, sizeof(*db));
 	if (!db)
 		return -ENOMEM;
-	rc = sqlite3_open_v2(path, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+	db->read_only = opt->read_only;
+	flags = opt->read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+	rc = sqlite3_open_v2(path, &db->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
-		err = rc == SQLITE_NOMEM ? -ENOMEM : -EIO;
+		err = open_error(path, rc, create);
 		goto cleanup;
 	}
 	db->busy_timeout_us = (int64_t)opt->busy_timeout_ms * 1000;
 	sqlite3_busy_handler(db->db, busy_wait, db);
-	err = run_pragma(db->db, "PRAGMA journal_mode=WAL");
+	err = db->read_only ? 0 : run_pragma(db->db, "PRAGMA journal_mode=WAL");
 	if (!err)
 		err = run_pragma(db->db, "PRAGMA synchronous=NORMAL");
 	if (err) {
@@ -192,7 +216,7 @@ static void sqlite_rollback(struct rs_db *db)
 
 static int sqlite_begin(struct rs_db *db, enum rs_txn kind)
 {
-	return step_once(db->txn[kind == RS_TXN_WRITE ? TXN_BEGIN_WRITE : TXN_BEGIN_READ]);
+	return step_once(db->txn[kind == RS_TXN_WRITE && !db->read_only ? TXN_BEGIN_WRITE : TXN_BEGIN_READ]);
 }
 
 static int sqlite_commit(struct rs_db *db)

@@ -1,6 +1,8 @@
 /* main.c - ringsteer-supervisor: the reference supervisor.  Parses flags,
  * loads its token, dials the Service and follows the protocol (client.c);
- * SIGHUP re-reads --sandboxes-file, SIGTERM says GOODBYE and exits. */
+ * SIGHUP re-reads --sandboxes-file, SIGUSR1 refreshes the token now (an
+ * operator rotating secrets need not wait for 80% of its life), SIGTERM says
+ * GOODBYE and exits. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -27,7 +29,10 @@ static const char usage[] =
 	"  --sandboxes N           sandboxes it carries (default 0)\n"
 	"  --sandboxes-file FILE   re-read the count from FILE on SIGHUP\n"
 	"  --bind ADDR             source address of its connections\n"
-	"  --dial-timeout MS       give up a dial or an answer after MS (default 2000)\n";
+	"  --dial-timeout MS       give up a dial or an answer after MS (default 2000)\n"
+	"\n"
+	"Signals: SIGHUP re-reads --sandboxes-file; SIGUSR1 refreshes the token now;\n"
+	"SIGTERM says GOODBYE and exits.\n";
 
 static int parse_flags(int argc, char **argv, struct sup_config *cfg)
 {
@@ -174,8 +179,10 @@ int main(int argc, char **argv)
 	s.sighup_ev = evsignal_new(s.base, SIGHUP, on_sighup, &s);
 	s.sigterm_ev = evsignal_new(s.base, SIGTERM, on_stop, &s);
 	s.sigint_ev = evsignal_new(s.base, SIGINT, on_stop, &s);
+	s.sigusr1_ev = evsignal_new(s.base, SIGUSR1, sup_on_refresh, &s);
 	if (!s.retry_ev || !s.refresh_ev || !s.heartbeat_ev || !s.sighup_ev || !s.sigterm_ev || !s.sigint_ev ||
-	    event_add(s.sighup_ev, NULL) || event_add(s.sigterm_ev, NULL) || event_add(s.sigint_ev, NULL))
+	    !s.sigusr1_ev || event_add(s.sighup_ev, NULL) || event_add(s.sigterm_ev, NULL) ||
+	    event_add(s.sigint_ev, NULL) || event_add(s.sigusr1_ev, NULL))
 		goto cleanup;
 	err = sup_load_token(&s);
 	if (err) {
@@ -201,6 +208,8 @@ cleanup:
 		event_free(s.sigterm_ev);
 	if (s.sigint_ev)
 		event_free(s.sigint_ev);
+	if (s.sigusr1_ev)
+		event_free(s.sigusr1_ev);
 	if (s.base)
 		event_base_free(s.base);
 	return rc;

@@ -48,7 +48,7 @@ struct supervisor {
 	uint32_t backoff_ms;        /* next Service retry delay; 0 after success */
 	bool retry_stay;            /* the scheduled Service retry asks to stay */
 	uint64_t rng;               /* jitter */
-	struct event *retry_ev, *refresh_ev, *heartbeat_ev, *sighup_ev, *sigterm_ev, *sigint_ev;
+	struct event *retry_ev, *refresh_ev, *heartbeat_ev, *sighup_ev, *sigterm_ev, *sigint_ev, *sigusr1_ev;
 };
 
 /* Dials endpoint for the given reason (client.c).  Replaces any pending link. */

@@ -1,0 +1,227 @@
+#!/usr/bin/env bash
+# demo/demo.sh - ringsteer's main job, told as a story on a local cluster.
+#
+# usage: demo/demo.sh BUILD_DIR        (`make demo`, `make demo AGENT=0`)
+#
+# A private network namespace holds a Service address (nftables DNAT with
+# `numgen random`, as kube-proxy makes it, or the node agent's sk_lookup
+# steering when AGENT=1), the embedded SQLite store, three gateways and
+# twelve supervisors carrying 1 to 8 sandboxes.  The story: start; restart
+# every supervisor; a token refresh; a surge-first rolling restart of every
+# gateway; a gateway SIGKILLed.  After each step it prints the per-gateway
+# chart (`ringsteerctl status`) and the gauges, and it waits for each step
+# to settle with a deadline (it fails, saying what it waited for, rather than
+# print a chart of a half-finished step).  It ends with one line,
+#   verdict: even (max - min = D ...)   or   verdict: uneven (max - min = D ...)
+# exits 0 when even, and removes everything it made.
+#
+# Environment: AGENT=1 (default; falls back to the redirect path, saying
+# so, when the kernel or privileges lack sk_lookup) or AGENT=0;
+# DEMO_SUPERVISORS (12), DEMO_GATEWAYS (3); RS_KEEP=1 keeps the temp dir.
+set -u
+if [ $# -ne 1 ] || [ ! -d "$1" ]; then
+	echo "usage: $0 BUILD_DIR" >&2
+	exit 2
+fi
+export RS_BUILD=$1
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../tests/cluster/lib.sh
+. "$here/../tests/cluster/lib.sh"
+
+AGENT=${AGENT:-1}
+SUPS=${DEMO_SUPERVISORS:-12}
+GWS=${DEMO_GATEWAYS:-3}
+# The harness's fast clocks (heartbeat 200 ms, TTL 1 s) keep the story short.
+if [ "$(id -u)" -ne 0 ]; then
+	echo "demo: needs root (network namespaces, nftables, BPF); try: sudo make demo" >&2
+	exit 1
+fi
+
+t0=$(rs_now_ms)
+step_no=0
+members=$(seq 1 "$SUPS")
+# shellcheck disable=SC2206
+members=($members)
+
+say() { printf '%s\n' "$*"; }
+elapsed() { awk -v ms=$(($(rs_now_ms) - t0)) 'BEGIN { printf "%.1f s", ms / 1000 }'; }
+
+# The gateways running now (harness numbers), in order.
+running() {
+	local n
+	for n in $(printf '%s\n' "${!RS_GW_PID[@]}" | sort -n); do
+		[ -n "${RS_GW_PID[$n]}" ] && printf '%s ' "$n"
+	done
+}
+
+# Loads over the running gateways differ by at most one.
+even_now() {
+	local r
+	r=$(running)
+	# shellcheck disable=SC2086
+	[ "$(spread $r)" -le 1 ]
+}
+
+# where-map: "sup-M gw-N" per attached supervisor, sorted.
+placement() { rs_current | jq -r '"\(.member_id) \(.gateway_id)"' | sort; }
+moved_since() { # FILE: supervisors whose gateway differs from FILE's
+	join "$1" <(placement) | awk '$2 != $3' | wc -l
+}
+
+gauges() {
+	local n line=""
+	for n in $(running); do
+		line+="gw-$n supervisors=$(metric "$n" ringsteer_gateway_supervisors)"
+		line+=" busiest_sandboxes=$(metric "$n" ringsteer_gateway_busiest_supervisor_sandboxes)   "
+	done
+	say "gauges:   ${line%   }"
+	if [ "$AGENT" = 1 ]; then
+		local r
+		r=$(rs_ns curl -fsS --max-time 2 "http://$RS_AGENT_METRICS/metrics" |
+			awk '/^ringsteer_agent_lookups_total\{/ {
+				match($0, /result="[a-z_]+"/); r = substr($0, RSTART + 8, RLENGTH - 9)
+				printf "%s=%s ", r, $2 }')
+		say "kernel:   steered lookups ${r% } (agent, cumulative)"
+	fi
+}
+
+# Redirects the supervisors were sent, by reason, from their own logs (a
+# stopped gateway takes its counters with it; the supervisors' logs stay).
+redirects() { cat "$RS_DIR"/log/sup-*.log 2>/dev/null | grep -c "event=redirected .*reason=$1" || true; }
+
+# show TITLE: the chart, the gauges, and the redirects since the last chart.
+show() {
+	local p d
+	p=$(redirects placement)
+	d=$(redirects drain)
+	say ""
+	say "-- after: $1   (at $(elapsed))"
+	ctl status --store "$RS_STORE" --ttl "$RS_TTL_MS" || fail "ringsteerctl status failed"
+	gauges
+	say "redirects since the last chart: placement $((p - ${last_p:-0})), drain handoff $((d - ${last_d:-0}))$([ "$AGENT" = 1 ] && echo ' (the kernel steered the other arrivals)')"
+	last_p=$p last_d=$d
+}
+
+step() {
+	step_no=$((step_no + 1))
+	say ""
+	say "== $step_no. $1"
+}
+
+settle() { # DESC: every supervisor attached, loads even
+	await "$1: all ${#members[@]} supervisors attached" 30 all_attached "${members[@]}"
+	await "$1: loads even (max - min <= 1)" 15 even_now
+}
+
+# --- the agent, if this kernel lets it steer -------------------------------
+
+# demo_agent: starts the node agent; on exit 3 (no sk_lookup, or not
+# privileged) turns AGENT off and falls back to the Service's DNAT.
+demo_agent() {
+	RS_AGENT_STARTS=$((RS_AGENT_STARTS + 1))
+	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+	nsenter --net="/run/netns/$RS_NS" "$RS_BUILD/ringsteer-agent" --service "$RS_SERVICE" \
+		--store "$RS_STORE" --ttl "$RS_TTL_MS" --sync-interval 100 --metrics "$RS_AGENT_METRICS" \
+		--socket "$RS_DIR/agent.sock" 2>"$(agent_log)" &
+	local pid=$! deadline=$(($(rs_now_ms) + 10000)) rc
+	while ! grep -q 'event=ready' "$(agent_log)"; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			wait "$pid"
+			rc=$?
+			[ "$rc" -eq 3 ] || fail "ringsteer-agent exited with status $rc: $(tail -n 3 "$(agent_log)")"
+			say "note: the node agent cannot steer here (exit 3: $(tail -n 1 "$(agent_log)"));"
+			say "      showing the redirect path alone, as AGENT=0 would"
+			AGENT=0 RS_AGENT=0
+			svc_update
+			return 0
+		fi
+		[ "$(rs_now_ms)" -lt "$deadline" ] || fail "ringsteer-agent not ready within 10 s"
+		sleep 0.05
+	done
+	disown "$pid"
+	RS_AGENT_PID=$pid
+	RS_PIN_DIR="/sys/fs/bpf/ringsteer/$(stat -L -c %i "/run/netns/$RS_NS")"
+	RS_GW_ARGS="${RS_GW_ARGS:+$RS_GW_ARGS }--agent $RS_DIR/agent.sock"
+}
+
+# --- the story -------------------------------------------------------------
+
+say "ringsteer demo: $GWS gateways, $SUPS supervisors, $([ "$AGENT" = 1 ] && echo 'node agent steering in the kernel (AGENT=0: redirects only)' || echo 'no agent: the Service spreads at random, ringsteer redirects')"
+export RS_AGENT=$AGENT
+cluster_up --gateways 0
+[ "$AGENT" = 1 ] && demo_agent
+for ((g = 1; g <= GWS; g++)); do
+	gw_start "$g"
+done
+
+step "start: $GWS gateways, then $SUPS supervisors with 1 to 8 sandboxes each"
+for m in "${members[@]}"; do
+	RS_SUP_BOXES[$m]=$(((m * 5) % 8 + 1))
+done
+sups_start "${members[@]}"
+settle "start"
+show "start"
+
+step "restart every supervisor (stop all, start all)"
+placement >"$RS_DIR/before"
+sups_stop "${members[@]}"
+await "every session ended" 10 attached_is 0
+sups_start "${members[@]}"
+settle "supervisor restart"
+show "supervisor restart"
+say "moved to another gateway than before: $(moved_since "$RS_DIR/before") of $SUPS (a restart is a new arrival: the rule decides again)"
+
+step "token refresh: every supervisor renews its token and redials its gateway, asking to stay"
+placement >"$RS_DIR/before"
+declare -A refreshed=()
+for m in "${members[@]}"; do
+	refreshed[$m]=$(log_count "$(sup_log "$m")" 'event=token_refreshed')
+	kill -USR1 "${RS_SUP_PID[$m]}"
+done
+refreshed_all() {
+	local m
+	for m in "${members[@]}"; do
+		[ "$(log_count "$(sup_log "$m")" 'event=token_refreshed')" -gt "${refreshed[$m]}" ] || return 1
+		[ "$(sup_last "$m" via)" = refresh ] || return 1
+	done
+}
+await "every supervisor refreshed its token and reattached" 20 refreshed_all
+settle "token refresh"
+moved=$(moved_since "$RS_DIR/before")
+[ "$moved" -eq 0 ] || fail "token refresh moved $moved supervisors"
+show "token refresh"
+say "moved: 0 (a refresh never moves anyone)"
+
+step "surge-first rolling restart of every gateway (maxSurge 1, maxUnavailable 0)"
+next=$((GWS + 1))
+for old in $(running); do
+	placement >"$RS_DIR/before"
+	gw_start "$next"
+	joined=$(moved_since "$RS_DIR/before")
+	gw_stop "$old"
+	settle "rolling restart: gw-$next in, gw-$old out"
+	say "   gw-$next joined (moved: $joined), gw-$old drained and exited; handed off: $(drain_handoffs "$old" | wc -l); loads now $(loads $(running)) on gw-$(running | sed 's/ $//; s/ /,gw-/g')"
+	next=$((next + 1))
+done
+show "rolling restart"
+
+step "a gateway is SIGKILLed (no drain: its supervisors find their way back)"
+set -- $(running)
+victim=$1
+gw_kill "$victim"
+row_dead() { ! ctl gateways --store "$RS_STORE" --ttl "$RS_TTL_MS" --json | jq -e --arg g "gw-$victim" '.[] | select(.id == $g)'; }
+await "gw-$victim's row is dead (its TTL passed)" 10 row_dead
+settle "gw-$victim killed"
+show "gw-$victim SIGKILLed"
+
+json=$(ctl status --store "$RS_STORE" --ttl "$RS_TTL_MS" --json) || fail "ringsteerctl status --json failed"
+spread=$(jq -r '.spread' <<<"$json")
+gws=$(jq -r '.serving_gateways' <<<"$json")
+sups=$(jq -r '.supervisors' <<<"$json")
+say ""
+if [ "$(jq -r '.even' <<<"$json")" = true ]; then
+	say "verdict: even (max - min = $spread over $gws gateways, $sups supervisors, in $(elapsed))"
+	exit 0
+fi
+say "verdict: uneven (max - min = $spread over $gws gateways, $sups supervisors, in $(elapsed))"
+exit 1

@@ -1,0 +1,354 @@
+#!/usr/bin/env bash
+# tests/deploy/manifests_test.sh - the deploy/ manifests parse and carry what
+# the gateway's drain and the agent need, and the Prometheus files pass
+# promtool.
+#
+# usage: tests/deploy/manifests_test.sh BUILD_DIR
+#
+# Every YAML file under deploy/ is parsed (/usr/bin/python3 with python3-yaml,
+# to JSON) and checked with jq against the binaries of BUILD_DIR: the
+# containers' args name only flags that `ringsteer-gateway --help` and
+# `ringsteer-agent --help` list (a typo fails), with a value where the flag
+# takes one, the required ones present; the rolling update is maxSurge 1 /
+# maxUnavailable 0; terminationGracePeriodSeconds * 1000 > preStop sleep +
+# --drain-budget; readiness on /readyz and liveness on /healthz at the
+# --metrics port; the Services' ports match --listen and --peer, the peer
+# Service is headless; the agent is privileged on the node's network with
+# bpffs and /run/ringsteer from the host at the paths its flags use; every
+# path a flag names is on a volume.  Then promtool check config (scrape.yaml
+# wrapped into a whole config), check rules and test rules.  Prints one line
+# per failure and `deploy: N passed` (or `deploy: N passed, N failed`); exits
+# 1 on any failure, 2 on bad usage or missing tools.
+# shellcheck disable=SC2016  # jq programs and $(VAR) references are meant literally
+set -u
+if [ $# -ne 1 ] || [ ! -d "$1" ]; then
+	echo "usage: $0 BUILD_DIR" >&2
+	exit 2
+fi
+BUILD=$(cd "$1" && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+DEPLOY=${RS_DEPLOY_DIR:-$ROOT/deploy}
+PY=/usr/bin/python3
+for t in jq promtool; do
+	command -v "$t" >/dev/null || { echo "missing tool: $t (make deps)" >&2; exit 2; }
+done
+"$PY" -c 'import yaml' 2>/dev/null || { echo "missing: python3-yaml (make deps)" >&2; exit 2; }
+for b in ringsteer-gateway ringsteer-agent; do
+	[ -x "$BUILD/$b" ] || { echo "missing binary: $BUILD/$b" >&2; exit 2; }
+done
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/rs-deploy.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+pass=0 failed=0
+ok() { pass=$((pass + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+# check "DESC" CMD...: CMD succeeds, else a failure (CMD's output shown).
+check() {
+	local desc=$1 out
+	shift
+	if out=$("$@" 2>&1); then ok; else bad "$desc${out:+: $out}"; fi
+}
+
+# --- parse -------------------------------------------------------------------
+# $TMP/docs.json: [{file, doc}] for every document of every YAML file.
+mapfile -t files < <(cd "$DEPLOY" && find . -name '*.yaml' -o -name '*.yml' | sed 's|^\./||' | sort)
+[ ${#files[@]} -gt 0 ] || { bad "no YAML files in $DEPLOY"; echo "deploy: $pass passed, $failed failed"; exit 1; }
+# to_json FILE OUT: FILE's documents as [{file, doc}] into OUT.
+to_json() {
+	"$PY" -c '
+import json, sys, yaml
+with open(sys.argv[1]) as f:
+    docs = [d for d in yaml.safe_load_all(f) if d is not None]
+with open(sys.argv[3], "w") as out:
+    json.dump([{"file": sys.argv[2], "doc": d} for d in docs], out)' "$DEPLOY/$1" "$1" "$2" 2>&1 | tail -n 1
+	return "${PIPESTATUS[0]}"
+}
+for f in "${files[@]}"; do
+	out="$TMP/$(echo "$f" | tr / _).json"
+	check "$f parses as YAML" to_json "$f" "$out" || echo '[]' >"$out"
+done
+jq -s 'add' "$TMP"/*.json >"$TMP/docs.json"
+# Kubernetes objects: documents with apiVersion and kind, outside prometheus/.
+jq '[.[] | select(.file | startswith("prometheus/") | not) | select(.doc | type == "object" and has("apiVersion") and has("kind")) | .doc]' \
+	"$TMP/docs.json" >"$TMP/k8s.json"
+q() { jq -r "$@" "$TMP/k8s.json"; }
+
+check "every Kubernetes object has metadata.name" \
+	jq -e 'all(.[] | select(.kind != "Kustomization"); (.metadata.name // "") != "")' "$TMP/k8s.json"
+# kustomization.yaml: every listed resource exists.
+if [ -f "$DEPLOY/kustomization.yaml" ]; then
+	while read -r r; do
+		check "kustomization.yaml lists $r, which exists" test -f "$DEPLOY/$r"
+	done < <(jq -r '.[] | select(.file == "kustomization.yaml") | .doc.resources[]?' "$TMP/docs.json")
+fi
+
+# --- flags the binaries accept ---------------------------------------------------
+# $TMP/BIN.flags: "FLAG 1" (takes a value) or "FLAG 0", from --help: a flag
+# line is "  --flag METAVAR  text" (one space before a metavar) or "  --flag  text".
+# $TMP/BIN.required: the flags of the usage line before "[".
+help_flags() {
+	local bin=$1
+	"$BUILD/$bin" --help >"$TMP/$bin.help" 2>&1 || { bad "$bin --help failed"; return; }
+	sed -nE 's/^ +(--[a-z][a-z-]*)( [^ ]+)?  .*/\1 \2/p; s/^ +(--[a-z][a-z-]*) ([^ ]+)$/\1 \2/p' "$TMP/$bin.help" |
+		awk '{ print $1, (NF > 1 ? 1 : 0) }' | sort -u >"$TMP/$bin.flags"
+	sed -n '1s/^usage: [^ ]* //p' "$TMP/$bin.help" | sed 's/\[.*//' | tr ' ' '\n' | grep '^--' | sort -u >"$TMP/$bin.required"
+	[ -s "$TMP/$bin.flags" ] || bad "$bin --help lists no flags"
+}
+help_flags ringsteer-gateway
+help_flags ringsteer-agent
+check "gateway --help lists --drain-budget (the parse of --help works)" grep -q '^--drain-budget 1$' "$TMP/ringsteer-gateway.flags"
+check "agent --help lists --replace without a value" grep -q '^--replace 0$' "$TMP/ringsteer-agent.flags"
+
+# The container (kind, index in the pod spec) running BIN: the one whose
+# command or first arg ends in /BIN or is BIN.
+# container_json KIND BIN -> {obj, c} or null
+container_json() {
+	q --arg k "$1" --arg b "$2" -c 'first(.[] | select(.kind == $k) as $o | $o.spec.template.spec.containers[]? |
+		select(((.command // []) + (.args // []))[0] // "" | test("(^|/)" + $b + "$")) | {obj: $o, c: .}) // null'
+}
+GW=$(container_json Deployment ringsteer-gateway)
+AG=$(container_json DaemonSet ringsteer-agent)
+check "a Deployment runs ringsteer-gateway" test "$GW" != null
+check "a DaemonSet runs ringsteer-agent" test "$AG" != null
+[ "$GW" != null ] || GW='{"obj":{},"c":{}}'
+[ "$AG" != null ] || AG='{"obj":{},"c":{}}'
+gw() { jq -r "$@" <<<"$GW"; }
+ag() { jq -r "$@" <<<"$AG"; }
+
+# parse_args JSON BIN NAME: checks the flags of the container's argv
+# (command then args, the binary itself dropped); fills the associative
+# array named NAME (flag -> value; repeated flags joined with spaces).
+parse_args() {
+	local json=$1 bin=$2
+	local -n out=$3
+	local argv=() i a flag val takes
+	mapfile -t argv < <(jq -r '((.c.command // []) + (.c.args // []))[]' <<<"$json")
+	[ ${#argv[@]} -gt 0 ] && [[ ${argv[0]} == *"$bin" ]] && argv=("${argv[@]:1}")
+	for ((i = 0; i < ${#argv[@]}; i++)); do
+		a=${argv[$i]}
+		if [[ $a != --* ]]; then
+			bad "$bin: stray argument '$a' (not a flag, not a flag's value)"
+			continue
+		fi
+		flag=${a%%=*}
+		takes=$(awk -v f="$flag" '$1 == f { print $2 }' "$TMP/$bin.flags")
+		if [ -z "$takes" ]; then
+			bad "$bin: unknown flag $flag (not in $bin --help)"
+			continue
+		fi
+		ok
+		if [ "$takes" = 1 ]; then
+			if [[ $a == *=* ]]; then
+				val=${a#*=}
+			elif [ $((i + 1)) -lt ${#argv[@]} ]; then
+				i=$((i + 1))
+				val=${argv[$i]}
+			else
+				bad "$bin: $flag needs a value"
+				continue
+			fi
+			out[$flag]="${out[$flag]:+${out[$flag]} }$val"
+		else
+			[[ $a == *=* ]] && bad "$bin: $flag takes no value"
+			out[$flag]=1
+		fi
+	done
+	local r
+	while read -r r; do
+		if [ -n "${out[$r]:-}" ]; then ok; else bad "$bin: required flag $r missing"; fi
+	done <"$TMP/$bin.required"
+}
+declare -A G=() A=()
+parse_args "$GW" ringsteer-gateway G
+parse_args "$AG" ringsteer-agent A
+
+# $(VAR) references resolve: to the container's env, or to a Service's
+# NAME_SERVICE_HOST/_PORT (set by Kubernetes for Services of the namespace).
+svc_vars=$(q '.[] | select(.kind == "Service") | .metadata.name | ascii_upcase | gsub("-"; "_") | (. + "_SERVICE_HOST"), (. + "_SERVICE_PORT")')
+check_vars() {
+	local json=$1 who=$2 v env
+	env=$(jq -r '.c.env[]?.name' <<<"$json")
+	for v in $(jq -r '((.c.command // []) + (.c.args // []))[]' <<<"$json" | grep -o '\$([A-Za-z_][A-Za-z0-9_]*)' | tr -d '$()' | sort -u); do
+		if grep -qx "$v" <<<"$env$(printf '\n%s' "$svc_vars")"; then ok; else bad "$who: \$($v) is neither in env nor a Service variable"; fi
+	done
+}
+check_vars "$GW" gateway
+check_vars "$AG" agent
+# Sample values for the references, to check endpoints.
+subst() { sed -e 's/\$(POD_IP)/10.244.0.7/g; s/\$(HOST_IP)/192.0.2.10/g; s/\$([A-Z_]*_SERVICE_HOST)/10.96.0.10/g; s/\$(POD_NAME)/ringsteer-gateway-5d8f7c9b4-x2x9z/g'; }
+endpoint_ok() { [[ $(subst <<<"$1") =~ ^([0-9]{1,3}(\.[0-9]{1,3}){3}|\[[0-9a-fA-F:.]+\]):[0-9]{1,5}$ ]]; }
+port_of() { echo "${1##*:}"; }
+for f in --listen --peer --advertise-peer --metrics; do
+	if [ -n "${G[$f]:-}" ]; then
+		check "gateway $f '${G[$f]}' is a numeric ADDR:PORT" endpoint_ok "${G[$f]}"
+	fi
+done
+for e in ${A[--service]:-} ${A[--metrics]:-}; do
+	check "agent endpoint '$e' is a numeric ADDR:PORT" endpoint_ok "$e"
+done
+for f in --heartbeat --ttl --drain-budget --drain-pace --drain-wait --handoff-timeout --hello-timeout --reservation; do
+	[ -n "${G[$f]:-}" ] && check "gateway $f '${G[$f]}' is a positive integer" test "$(grep -cE '^[1-9][0-9]*$' <<<"${G[$f]}")" = 1
+done
+check "gateway --id comes from the pod name" test "${G[--id]:-}" = '$(POD_NAME)'
+check "gateway env POD_NAME is metadata.name (downward API)" \
+	test "$(gw '.c.env[]? | select(.name == "POD_NAME") | .valueFrom.fieldRef.fieldPath')" = metadata.name
+check "gateway --advertise-peer is the pod IP" grep -q '^\$(POD_IP):' <<<"${G[--advertise-peer]:-}"
+check "gateway --advertise-peer port = --peer port" test "$(port_of "${G[--advertise-peer]:-x:1}")" = "$(port_of "${G[--peer]:-x:2}")"
+
+# --- drain: rolling update, grace period, preStop -------------------------------
+check "Deployment strategy RollingUpdate maxSurge 1, maxUnavailable 0" \
+	jq -e '.obj.spec.strategy | .type == "RollingUpdate" and (.rollingUpdate.maxSurge | tostring) == "1" and (.rollingUpdate.maxUnavailable | tostring) == "0"' <<<"$GW"
+check "gateway --drain-budget is explicit" test -n "${G[--drain-budget]:-}"
+check "gateway preStop hook present" jq -e '.c.lifecycle.preStop != null' <<<"$GW"
+# preStop seconds: "sleep N" in an exec hook, or a sleep action.
+prestop_s=$(gw '.c.lifecycle.preStop | if .sleep then (.sleep.seconds | tostring)
+	elif .exec then (.exec.command | join(" ") | [scan("sleep +([0-9]+)")] | map(.[0] | tonumber) | add // 0 | tostring)
+	else "0" end')
+check "gateway preStop sleeps (gives the endpoints time to drop the pod)" test "${prestop_s:-0}" -gt 0
+grace=$(gw '.obj.spec.template.spec.terminationGracePeriodSeconds // 30')
+budget=${G[--drain-budget]:-25000}
+check "terminationGracePeriodSeconds ($grace s) > preStop (${prestop_s:-0} s) + --drain-budget ($budget ms)" \
+	test $((grace * 1000)) -gt $((${prestop_s:-0} * 1000 + budget))
+
+# --- probes at the metrics port ---------------------------------------------------
+# resolve_port JSON PORT: a container port by number or by name.
+resolve_port() { jq -r --arg p "$2" '.c.ports[]? | select((.name // "") == $p or (.containerPort | tostring) == $p) | .containerPort' <<<"$1" | head -n 1; }
+mport=$(port_of "${G[--metrics]:-x:0}")
+check "gateway readinessProbe is httpGet /readyz" test "$(gw '.c.readinessProbe.httpGet.path // ""')" = /readyz
+check "gateway readinessProbe port is the --metrics port ($mport)" \
+	test "$(resolve_port "$GW" "$(gw '.c.readinessProbe.httpGet.port // ""')")" = "$mport"
+check "gateway livenessProbe is httpGet /healthz at the --metrics port" \
+	test "$(gw '.c.livenessProbe.httpGet.path // ""') $(resolve_port "$GW" "$(gw '.c.livenessProbe.httpGet.port // ""')")" = "/healthz $mport"
+check "gateway has a container port named metrics = --metrics port (scrape.yaml keeps it)" \
+	test "$(resolve_port "$GW" metrics)" = "$mport"
+check "agent has a container port named metrics = --metrics port" \
+	test "$(resolve_port "$AG" metrics)" = "$(port_of "${A[--metrics]:-x:0}")"
+check "agent liveness at /healthz on the metrics port" \
+	test "$(ag '.c.livenessProbe.httpGet.path // ""') $(resolve_port "$AG" "$(ag '.c.livenessProbe.httpGet.port // ""')")" = "/healthz $(port_of "${A[--metrics]:-x:0}")"
+
+# --- Services -----------------------------------------------------------------------
+# Services selecting the gateway pods (selector a subset of the pod labels).
+pod_labels=$(gw -c '.obj.spec.template.metadata.labels // {}')
+check "Deployment selector matches its pod labels" \
+	jq -e --argjson l "$pod_labels" '(.obj.spec.selector.matchLabels // {}) as $s | $s != {} and ($s | to_entries | all(.value == $l[.key]))' <<<"$GW"
+check "DaemonSet selector matches its pod labels" \
+	jq -e '(.obj.spec.selector.matchLabels // {}) as $s | .obj.spec.template.metadata.labels as $l | $s != {} and ($s | to_entries | all(.value == $l[.key]))' <<<"$AG"
+q --argjson l "$pod_labels" -c '[.[] | select(.kind == "Service" and .spec.selector != null and (.spec.selector | to_entries | all(.value == $l[.key])))]' >"$TMP/gwsvc.json"
+lport=$(port_of "${G[--listen]:-x:0}")
+pport=$(port_of "${G[--peer]:-x:0}")
+# svc_port_to SVCJSON PORT: the service port whose targetPort resolves to PORT.
+target_is() { # SERVICE_PORT_JSON -> resolved target port
+	local tp
+	tp=$(jq -r '.targetPort // .port | tostring' <<<"$1")
+	resolve_port "$GW" "$tp"
+}
+client_ok=0 peer_ok=0
+while read -r s; do
+	name=$(jq -r .metadata.name <<<"$s")
+	headless=$(jq -r '.spec.clusterIP == "None"' <<<"$s")
+	while read -r p; do
+		t=$(target_is "$p")
+		port=$(jq -r .port <<<"$p")
+		if [ "$headless" = false ] && [ "$t" = "$lport" ] && [ "$port" = "$lport" ] &&
+			jq -e '(.spec.type // "ClusterIP") == "ClusterIP"' <<<"$s" >/dev/null; then client_ok=1; fi
+		if [ "$headless" = true ] && [ "$t" = "$pport" ] && [ "$port" = "$pport" ]; then peer_ok=1; fi
+	done < <(jq -c '.spec.ports[]?' <<<"$s")
+	ok
+	: "$name"
+done < <(jq -c '.[]' "$TMP/gwsvc.json")
+check "a ClusterIP Service selects the gateways with port $lport -> the --listen port" test "$client_ok" = 1
+check "a headless Service (clusterIP None) selects the gateways with port $pport -> the --peer port" test "$peer_ok" = 1
+
+# --- volumes: every path a flag names is on a volume ---------------------------------
+# mount_of JSON PATH: the volume of the mount holding the file PATH (strictly
+# below the mountPath; the longest such mountPath).  on_volume JSON PATH KIND:
+# that volume exists and its source is KIND (hostPath, secret, ...) or KIND is "any".
+mount_of() {
+	jq -r --arg p "$2" '. as $x | [.c.volumeMounts[]? | select(.mountPath as $m | $p | startswith(($m | rtrimstr("/")) + "/"))] |
+		max_by(.mountPath | length) // empty | .name as $n | $x.obj.spec.template.spec.volumes[]? | select(.name == $n)' <<<"$1"
+}
+on_volume() {
+	local v
+	v=$(mount_of "$1" "$2")
+	[ -n "$v" ] || { echo "no volumeMount holds $2"; return 1; }
+	[ "$3" = any ] || jq -e --arg k "$3" 'has($k)' <<<"$v" >/dev/null || { echo "$2 is on $(jq -c . <<<"$v"), not a $3 volume"; return 1; }
+}
+host_path_of() { mount_of "$1" "$2" | jq -r '.hostPath.path // empty'; }
+check "gateway --secret ${G[--secret]:-} is on a Secret volume" on_volume "$GW" "${G[--secret]:-/nonexistent}" secret
+gw_store=${G[--store]:-}
+check "gateway --store is sqlite:PATH (the only store today)" grep -q '^sqlite:/' <<<"$gw_store"
+check "gateway store ${gw_store#sqlite:} is on a hostPath volume" on_volume "$GW" "${gw_store#sqlite:}" hostPath
+if [ -n "${G[--agent]:-}" ]; then
+	check "gateway --agent ${G[--agent]} is on the hostPath /run/ringsteer" test "$(host_path_of "$GW" "${G[--agent]}")" = /run/ringsteer
+fi
+check "gateway pods are held to the store's node (nodeSelector or affinity; SQLite on a hostPath)" \
+	jq -e '.obj.spec.template.spec | (.nodeSelector // {}) != {} or .affinity != null' <<<"$GW"
+check "agent follows the same store as the gateways" test "${A[--store]:-}" = "$gw_store"
+check "agent's store is on the same hostPath" test "$(host_path_of "$AG" "${A[--store]#sqlite:}")" = "$(host_path_of "$GW" "${gw_store#sqlite:}")"
+check "agent --ttl = gateway --ttl (docs/KERNEL.md: must match)" test "${A[--ttl]:-15000}" = "${G[--ttl]:-15000}"
+
+# --- the agent: privileges, network, bpffs, registration socket -------------------
+check "agent is privileged or has CAP_BPF/NET_ADMIN/SYS_ADMIN" \
+	jq -e '.c.securityContext | .privileged == true or ((.capabilities.add // []) | map(ascii_upcase | sub("^CAP_"; "")) | contains(["BPF", "NET_ADMIN", "SYS_ADMIN"]))' <<<"$AG"
+check "agent runs in the node's netns (hostNetwork: sk_lookup attaches to its own netns)" \
+	jq -e '.obj.spec.template.spec.hostNetwork == true' <<<"$AG"
+check "agent has a hostPath volume /sys/fs/bpf" jq -e '[.obj.spec.template.spec.volumes[]? | .hostPath.path] | index("/sys/fs/bpf") != null' <<<"$AG"
+check "agent has a hostPath volume /run/ringsteer" jq -e '[.obj.spec.template.spec.volumes[]? | .hostPath.path] | index("/run/ringsteer") != null' <<<"$AG"
+pin_root=${A[--pin-root]:-/sys/fs/bpf/ringsteer}
+sock=${A[--socket]:-/run/ringsteer/agent.sock}
+check "agent --pin-root $pin_root is on the hostPath /sys/fs/bpf" test "$(host_path_of "$AG" "$pin_root")" = /sys/fs/bpf
+check "agent --socket $sock is on the hostPath /run/ringsteer" test "$(host_path_of "$AG" "$sock")" = /run/ringsteer
+check "agent steers the gateways' Service port" grep -q ":$lport\( \|$\)" <<<"${A[--service]:-}"
+
+# --- Prometheus ---------------------------------------------------------------------
+P=$DEPLOY/prometheus
+check "prometheus/scrape.yaml has scrape_configs" jq -e '.[] | select(.file == "prometheus/scrape.yaml") | .doc.scrape_configs | length > 0' "$TMP/docs.json"
+# A fragment (scrape_configs only) is wrapped into a whole config with the rules.
+jq '.[] | select(.file == "prometheus/scrape.yaml") | .doc + {global: {scrape_interval: "15s"}, rule_files: ["alerts.yaml"]}' \
+	"$TMP/docs.json" >"$TMP/prometheus.yml" 2>/dev/null
+cp "$P/alerts.yaml" "$TMP/alerts.yaml" 2>/dev/null
+# Debian's promtool is built without Kubernetes service discovery ("field
+# kubernetes_sd_configs not found"): then the config is checked with each
+# kubernetes_sd_configs block replaced by a static target (everything else,
+# relabelling included, checked by promtool), and the blocks themselves
+# with jq: role pod, a namespace list, no other keys than Prometheus knows.
+promtool_config() {
+	local out
+	out=$(promtool check config "$TMP/prometheus.yml" 2>&1) && return 0
+	if grep -q 'field kubernetes_sd_configs not found' <<<"$out"; then
+		jq '.scrape_configs |= map(if has("kubernetes_sd_configs") then del(.kubernetes_sd_configs) + {static_configs: [{targets: ["127.0.0.1:9100"]}]} else . end)' \
+			"$TMP/prometheus.yml" >"$TMP/prometheus-static.yml" || return 1
+		promtool check config "$TMP/prometheus-static.yml" && return 0
+	fi
+	echo "$out"
+	return 1
+}
+check "promtool check config (scrape.yaml wrapped, alerts.yaml as rule file)" promtool_config
+check "scrape.yaml: kubernetes_sd_configs are role pod in listed namespaces, known keys only" \
+	jq -e '[.[] | select(.file == "prometheus/scrape.yaml") | .doc.scrape_configs[] | .kubernetes_sd_configs // empty | .[]] |
+		length > 0 and all(.[]; .role == "pod" and (.namespaces.names | length > 0) and
+		(keys - ["role", "namespaces", "selectors", "api_server", "kubeconfig_file", "attach_metadata", "follow_redirects", "enable_http2", "tls_config", "authorization", "oauth2", "proxy_url"] | length == 0))' "$TMP/docs.json"
+check "promtool check rules prometheus/alerts.yaml" promtool check rules "$P/alerts.yaml"
+check "promtool test rules prometheus/alerts_test.yaml" promtool test rules "$P/alerts_test.yaml"
+# Each scrape job keeps the container port named metrics and a component
+# label that a workload's pods carry.
+for job in ringsteer-gateway ringsteer-agent; do
+	comp=$(jq -r --arg j "$job" '.[] | select(.file == "prometheus/scrape.yaml") | .doc.scrape_configs[] | select(.job_name == $j) |
+		.relabel_configs[] | select(.action == "keep" and (.source_labels == ["__meta_kubernetes_pod_label_app_kubernetes_io_component"])) | .regex' "$TMP/docs.json")
+	if [ $job = ringsteer-gateway ]; then w=$GW; else w=$AG; fi
+	want=$(jq -r '.obj.spec.template.metadata.labels["app.kubernetes.io/component"] // ""' <<<"$w")
+	check "scrape job $job keeps component '$want' pods" test -n "$want" -a "$comp" = "$want"
+	check "scrape job $job keeps the port named metrics" jq -e --arg j "$job" '.[] | select(.file == "prometheus/scrape.yaml") | .doc.scrape_configs[] |
+		select(.job_name == $j) | any(.relabel_configs[]; .action == "keep" and .source_labels == ["__meta_kubernetes_pod_container_port_name"] and .regex == "metrics")' "$TMP/docs.json"
+done
+# The alerts name only metrics the binaries export.
+for m in $(grep -o 'ringsteer_[a-z_]*' "$P/alerts.yaml" | sort -u); do
+	check "alerts.yaml: $m is exported by the gateway or the agent" \
+		grep -rqw "$m" "$ROOT/user/gateway/metrics.c" "$ROOT/user/agent/metrics.c"
+done
+
+if [ "$failed" -gt 0 ]; then
+	echo "deploy: $pass passed, $failed failed"
+	exit 1
+fi
+echo "deploy: $pass passed"

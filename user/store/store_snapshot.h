@@ -1,0 +1,41 @@
+/* store_snapshot.h - the placement snapshot, read inside the caller's
+ * transaction: what rs_store_admit() (store_admit.c, which defines these)
+ * and rs_store_whatif() (store_whatif.c) both decide over, so that a
+ * what-if answers exactly what an admission would.  Every function uses
+ * the handle's placement cache (store_internal.h): st->live, st->ring,
+ * st->placer, st->loads. */
+#ifndef RS_STORE_SNAPSHOT_H
+#define RS_STORE_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "store_internal.h"
+
+/* A member's session row, if it has one. */
+struct rs_member_row {
+	bool found;
+	struct rs_session_row row;
+};
+
+/* Reads member_id's row (any state, live or not) into *m.  Returns 0 or the
+ * backend's error (-EIO for a corrupt or repeated row). */
+int rs_store_member_row(struct rs_store *st, const char *member_id, struct rs_member_row *m);
+
+/* Reads the live gateway rows (heartbeat at or after live_since) into
+ * st->live, sorted by id.  Returns 0 or the backend's error. */
+int rs_store_read_live(struct rs_store *st, int64_t live_since);
+
+/* Makes st->ring the ring of st->live (rebuilt with its placer only when the
+ * id set changed: st->live.rows[i] is then ring gateway i) and loads the
+ * placer: each live gateway's counted sessions, draining from its row.
+ * Returns 0, -ENOMEM, -EIO or the backend's error. */
+int rs_store_load_placer(struct rs_store *st, int64_t live_since, int64_t now);
+
+/* Sets *stale to the ring index of the live gateway whose load counts m's
+ * row, or -1 (no row, a row that no longer counts, or one on a dead
+ * gateway).  Returns 0, or -EIO when that gateway's load misses the row. */
+int rs_store_stale_record(struct rs_store *st, const struct rs_member_row *m, int64_t live_since, int64_t now,
+			  int *stale);
+
+#endif
