@@ -12,9 +12,11 @@ else
 OPT      := -O2
 endif
 
-CFLAGS   := -std=c17 -Wall -Wextra -Werror $(OPT) -g -fPIC -D_GNU_SOURCE -Iinclude $(SANFLAGS) $(EXTRA_CFLAGS)
+# libpq's headers live outside the default include path on Debian.
+PG_CFLAGS := -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql)
+CFLAGS   := -std=c17 -Wall -Wextra -Werror $(OPT) -g -fPIC -D_GNU_SOURCE -Iinclude $(PG_CFLAGS) $(SANFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS  := $(SANFLAGS)
-LIBS     := -levent -lsqlite3 -lcrypto
+LIBS     := -levent -lsqlite3 -lcrypto -lpq
 
 # Debian packages the build and tests need.  clang and libclang-rt-14-dev:
 # libFuzzer; nftables, iproute2, curl: the test cluster; prometheus
@@ -22,6 +24,9 @@ LIBS     := -levent -lsqlite3 -lcrypto
 DEB_PACKAGES := build-essential pkg-config libssl-dev libcmocka-dev libjansson-dev jq \
 	libevent-dev libsqlite3-dev clang libclang-rt-14-dev nftables iproute2 curl openssl sqlite3 \
 	bpftool libbpf-dev prometheus python3-yaml
+# postgresql and libpq-dev: the PostgreSQL store backend (libpq) and the
+# throwaway server its tests and benchmark run against (tests/pg/pg_server.sh).
+DEB_PACKAGES += postgresql libpq-dev
 
 LIB_SRCS  := $(wildcard user/ring/*.c user/placement/*.c user/drain/*.c user/proto/*.c user/token/*.c \
 	user/util/*.c user/agent/registration*.c \
@@ -157,9 +162,13 @@ check-vectors:
 	fi
 
 # One pass of the suite in $(BUILD): unit tests (cmocka), then the CLI tests.
+# With RS_PG_DIR (a server from tests/pg/pg_server.sh) the store's unit
+# tests, the placement path's acceptance tests (t_1..t_7), the store-down and
+# multi-node tests and the agent's LISTEN/NOTIFY test run on PostgreSQL too.
 test-run: all $(TEST_BINS) $(KTEST_BINS) check-vectors
-	@fail=0; for t in $(TEST_BINS); do \
-	  echo "== $$t"; RS_TEST_DATA=$(TEST_DATA) $$t || fail=1; \
+	@fail=0; pg_url=; [ -z "$$RS_PG_DIR" ] || pg_url="postgres:///ringsteer?host=$$RS_PG_DIR"; \
+	for t in $(TEST_BINS); do \
+	  echo "== $$t"; RS_TEST_DATA=$(TEST_DATA) RS_TEST_PG_URL=$$pg_url $$t || fail=1; \
 	done; \
 	echo "== tests/cli/ctl_test.sh ($(BUILD))"; \
 	tests/cli/ctl_test.sh $(BUILD)/ringsteerctl $(TEST_DATA) || fail=1; \
@@ -174,7 +183,11 @@ test-run: all $(TEST_BINS) $(KTEST_BINS) check-vectors
 	echo "== tests/deploy/manifests_test.sh ($(BUILD))"; \
 	tests/deploy/manifests_test.sh $(BUILD) || fail=1; \
 	echo "== tests/acceptance/run.sh ($(BUILD))"; \
-	tests/acceptance/run.sh $(BUILD) || fail=1; \
+	RS_PG_DIR= tests/acceptance/run.sh $(BUILD) || fail=1; \
+	if [ -n "$$RS_PG_DIR" ]; then \
+	  echo "== tests/acceptance/run.sh ($(BUILD), PostgreSQL)"; \
+	  RS_ACCEPT_TAG=pg tests/acceptance/run.sh $(BUILD) t_1_ t_2_ t_3_ t_4_ t_5_ t_6_ t_7_ t_18_ t_19_ t_20_ || fail=1; \
+	else echo "(no RS_PG_DIR: the PostgreSQL pass is skipped)"; fi; \
 	echo "== tests/kernel/run.sh ($(BUILD))"; \
 	tests/kernel/run.sh $(BUILD) || fail=1; \
 	exit $$fail
@@ -185,7 +198,7 @@ FUZZ_BUILD   := build/fuzz
 FUZZ_BINS    := $(FUZZ_SRCS:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS    ?= 20000
-FUZZ_CFLAGS  := -std=c17 -g -O1 -D_GNU_SOURCE -Iinclude -Iuser -fsanitize=fuzzer,address,undefined
+FUZZ_CFLAGS  := -std=c17 -g -O1 -D_GNU_SOURCE -Iinclude -Iuser $(PG_CFLAGS) -fsanitize=fuzzer,address,undefined
 
 $(FUZZ_BUILD)/%: tests/fuzz/%.c $(LIB_SRCS)
 	@mkdir -p $(dir $@)
@@ -205,14 +218,29 @@ fuzz-smoke: $(FUZZ_BINS)
 	  out=$$($$f -seed=1 -runs=$(FUZZ_RUNS) $$new tests/fuzz/corpus/$$n 2>&1); rc=$$?; rm -rf $$new; \
 	  printf '%s\n' "$$out" | tail -n 3; [ $$rc -eq 0 ] || exit 1; done
 
-# The suite runs twice: optimised, then under ASan and UBSan.
+# The suite runs twice: optimised, then under ASan and UBSan.  Its
+# PostgreSQL parts need a server: the one RS_PG_DIR names (.ci/run starts
+# one), else a throwaway one started here and stopped whatever happens.
 test: deps
+	@if [ -n "$$RS_PG_DIR" ]; then $(MAKE) test-all; exit $$?; fi; \
+	dir=$$(mktemp -d /tmp/rs-pg-XXXXXX) || exit 1; \
+	tests/pg/pg_server.sh start $$dir >/dev/null || { rm -rf $$dir; exit 1; }; \
+	RS_PG_DIR=$$dir $(MAKE) test-all; rc=$$?; \
+	tests/pg/pg_server.sh stop $$dir; exit $$rc
+
+.PHONY: test-all
+test-all:
 	$(MAKE) test-run
 	$(MAKE) SAN=1 test-run
 	$(MAKE) fuzz-smoke
 
+# bench_store measures PostgreSQL too, on a throwaway server started here.
 bench: deps all $(BENCH_BINS)
-	@for b in $(filter $(BUILD)/bench/bench_%,$(BENCH_BINS)); do echo "== $$b"; $$b || exit 1; done
+	@dir=$$(mktemp -d /tmp/rs-pg-XXXXXX) || exit 1; \
+	url=$$(tests/pg/pg_server.sh start $$dir) || { echo "(no PostgreSQL server: its column is skipped)"; url=; }; \
+	rc=0; for b in $(filter $(BUILD)/bench/bench_%,$(BENCH_BINS)); do \
+	  echo "== $$b"; RS_BENCH_PG_URL=$$url $$b || { rc=1; break; }; done; \
+	if [ -n "$$url" ]; then tests/pg/pg_server.sh stop $$dir; else rm -rf $$dir; fi; exit $$rc
 	@echo "== bench/service_only.sh"; bench/service_only.sh $(BUILD)
 	@echo "== bench/rolling_restart.sh"; bench/rolling_restart.sh $(BUILD)
 	@echo "== bench/accept_time.sh"; bench/accept_time.sh $(BUILD)
@@ -255,3 +283,15 @@ vm-deps:
 vm-test: deps vm-deps
 	$(MAKE) all $(KTEST_BINS)
 	vm-tests/run.sh $(BUILD)
+
+# ---- the store on PostgreSQL ------------------------------------------------
+# `make pg-test`: the store's unit tests against a throwaway PostgreSQL
+# server (tests/pg/pg_server.sh, UNIX socket in a temp dir), stopped and
+# removed whatever the result.
+.PHONY: pg-test
+pg-test: all $(BUILD)/tests/test_store
+	@dir=$$(mktemp -d /tmp/rs-pg-XXXXXX) || exit 1; \
+	url=$$(tests/pg/pg_server.sh start $$dir) || { rm -rf $$dir; exit 1; }; \
+	echo "== $(BUILD)/tests/test_store (RS_TEST_PG_URL=$$url)"; \
+	RS_TEST_DATA=$(TEST_DATA) RS_TEST_PG_URL=$$url $(BUILD)/tests/test_store; rc=$$?; \
+	tests/pg/pg_server.sh stop $$dir; exit $$rc

@@ -1,7 +1,7 @@
 /* store.h - the membership and session ledger that every gateway shares,
- * behind one interface (SQLite now, PostgreSQL next: a backend supplies
- * transactions and statements, the placement transaction above them is
- * common).  Times are wall-clock milliseconds (several processes, maybe
+ * behind one interface (SQLite for one host, PostgreSQL for many: a backend
+ * supplies transactions and statements, the placement transaction above
+ * them is common).  Times are wall-clock milliseconds (several processes, maybe
  * several hosts, compare them), passed in by the caller so tests control
  * them.  Rows older than the TTL are dead and count for nothing. */
 #ifndef RINGSTEER_STORE_H
@@ -63,11 +63,18 @@ struct rs_session_row {
 
 struct rs_store;
 
-/* Opens the store at url ("sqlite:PATH"), creating its file and schema if
- * missing (unless opt says no_create or read_only).  opt may be NULL
+/* Opens the store at url, creating its file and schema if missing, or
+ * migrating an older schema (unless opt says no_create or read_only).  URLs:
+ * "sqlite:PATH"; "postgres://..." or "postgresql://..." (a libpq URI, e.g.
+ * postgres://user@host:5432/db, or postgres:///db?host=/run/postgresql for
+ * a UNIX socket directory), where the store is the ringsteer schema in that
+ * database (the database itself is never created).  opt may be NULL
  * (defaults).  Returns 0, -EINVAL (malformed url), -EPROTONOSUPPORT (unknown
- * scheme), -ENOENT (no_create or read_only, and no store file there), -EIO
- * (cannot open or create, or read_only and no ringsteer schema). */
+ * scheme), -ENOENT (no_create or read_only, and no store there: no file;
+ * on PostgreSQL no database or no ringsteer schema in it), -EPROTO (the
+ * store's schema is newer than this code's: a newer ringsteer wrote it;
+ * nothing is changed), -EIO (cannot open or create, or SQLite read_only and
+ * no ringsteer schema). */
 int rs_store_open(const char *url, const struct rs_store_options *opt, struct rs_store **out);
 
 /* Closes st; NULL is allowed. */
@@ -75,6 +82,24 @@ void rs_store_close(struct rs_store *st);
 
 /* Returns the options in force (defaults filled in). */
 const struct rs_store_options *rs_store_options(const struct rs_store *st);
+
+/* Starts following the store's changes (PostgreSQL: LISTEN, on a connection
+ * of the handle's own) and returns a descriptor to poll for readability;
+ * then rs_store_watch_consume().  Changes notified: gateways and sessions
+ * inserted or deleted, and updates of a gateway's peer or state or of a
+ * session's gateway, state, epoch, sandboxes or source; never
+ * heartbeat-only updates, nor expiry by TTL (which writes nothing): a
+ * watcher keeps a slow poll for those.  Calling it again while watching
+ * returns the same descriptor.  Returns the descriptor (>= 0), -EOPNOTSUPP
+ * (SQLite: poll instead), -EIO (cannot connect), -EINVAL. */
+int rs_store_watch(struct rs_store *st);
+
+/* Reads the notifications that arrived, without blocking, and returns how
+ * many (>= 0; several changes may arrive as one), or -EIO when the watch
+ * connection is lost: fall back to polling and call rs_store_watch() again
+ * later, which reconnects (the descriptor may then differ).  -EOPNOTSUPP,
+ * -EINVAL as rs_store_watch(). */
+int rs_store_watch_consume(struct rs_store *st);
 
 /* Inserts or updates gateway id with its peer endpoint and state, heartbeat
  * now.  Returns 0, -EINVAL, -EIO, -EBUSY (lock not had within the timeout). */
@@ -176,6 +201,25 @@ struct rs_session_ref {
  * close.  Returns 0, -ENOENT (gateway row gone), -EIO, -EBUSY. */
 int rs_store_heartbeat(struct rs_store *st, const char *gateway_id, int64_t now_ms, struct rs_session_ref *refs,
 		       size_t n);
+
+/* A session a gateway accepted while the store was unavailable (degraded),
+ * for rs_store_session_claim() once the store answers again. */
+struct rs_session_claim {
+	const char *gateway_id;  /* the gateway holding the connection */
+	const char *member_id;
+	const char *instance_id; /* "" allowed */
+	uint64_t epoch;
+	uint32_t sandboxes;
+	const char *source;      /* "ADDR:PORT" or "" */
+	int64_t now_ms;
+};
+
+/* Records a degraded session: in one write transaction, refreshes
+ * gateway_id's heartbeat and makes the member's row active there with this
+ * epoch (heartbeat now) unless the row holds a newer epoch, or this epoch at
+ * another gateway.  Returns 0, -ESTALE (superseded: nothing written),
+ * -ENOENT (gateway_id has no row: nothing written), -EINVAL, -EIO, -EBUSY. */
+int rs_store_session_claim(struct rs_store *st, const struct rs_session_claim *c);
 
 /* Records member's sandbox count if its row is still (gateway_id, epoch).
  * Returns 0, -ESTALE (row moved on), -EIO, -EBUSY. */

@@ -10,6 +10,9 @@
 # failure.  A test exits 77 to be skipped, which it does only when not root
 # or when `ip netns` is unavailable.  Every test's output, logs and store are
 # kept in BUILD_DIR/acceptance/NAME/.  RS_TEST_TIMEOUT bounds one test (s).
+# RS_ACCEPT_TAG names a second pass of the same tests (e.g. `pg`, against
+# PostgreSQL: RS_PG_DIR set): its lines say [TAG], its files go to
+# BUILD_DIR/acceptance-TAG/.
 set -u
 if [ $# -lt 1 ] || [ ! -d "$1" ]; then
 	echo "usage: $0 BUILD_DIR [NAME...]" >&2
@@ -18,7 +21,9 @@ fi
 build=$(cd "$1" && pwd)
 shift
 here=$(cd "$(dirname "$0")" && pwd)
-out_root="$build/acceptance"
+tag=${RS_ACCEPT_TAG:-}
+out_root="$build/acceptance${tag:+-$tag}"
+label=${tag:+ [$tag]}
 mkdir -p "$out_root"
 
 pass=0 failed=0 skipped=0
@@ -32,7 +37,7 @@ for t in "$here"/t_*.sh; do
 	dir="$out_root/$name"
 	rm -rf "$dir" && mkdir -p "$dir"
 	start=$(date +%s%N)
-	prefix="rs-$$-$name"
+	prefix="rs-$$-${tag:+$tag-}$name"
 	mkdir -p "$dir/tmp"
 	RS_BUILD="$build" RS_ARTIFACTS="$dir" RS_NS_PREFIX="$prefix" TMPDIR="$dir/tmp" \
 		timeout -k 5 "${RS_TEST_TIMEOUT:-300}" bash "$t" >"$dir/output" 2>&1 </dev/null
@@ -49,20 +54,20 @@ for t in "$here"/t_*.sh; do
 	case $rc in
 	0)
 		pass=$((pass + 1))
-		echo "ok   $name (${secs}s)"
+		echo "ok   $name$label (${secs}s)"
 		;;
 	77)
 		skipped=$((skipped + 1))
-		echo "skip $name: $(tail -n 1 "$dir/output")"
+		echo "skip $name$label: $(tail -n 1 "$dir/output")"
 		;;
 	*)
 		failed=$((failed + 1))
 		[ $rc -eq 124 ] && echo "(killed after ${RS_TEST_TIMEOUT:-300}s)" >>"$dir/output"
-		echo "FAIL $name (${secs}s, status $rc; output and logs in $dir)"
+		echo "FAIL $name$label (${secs}s, status $rc; output and logs in $dir)"
 		tail -n 80 "$dir/output" | sed 's/^/    /'
 		;;
 	esac
 done
 [ $skipped -gt 0 ] && echo "acceptance: $skipped skipped (not root, or no ip netns)"
-echo "acceptance: $pass passed, $failed failed"
+echo "acceptance$label: $pass passed, $failed failed"
 [ $failed -eq 0 ]

@@ -300,7 +300,7 @@ expect_usage_error status --bogus
 expect_usage_error status --store "$url" extra
 expect_usage_error status --store
 expect_usage_error status --store "$dir/x.db"
-expect_usage_error status --store "postgres://localhost/ringsteer"
+expect_usage_error status --store "redis://localhost/ringsteer"
 expect_usage_error status --watch=0
 expect_usage_error status --watch=x
 expect_usage_error status --watch=-1

@@ -209,7 +209,7 @@ for cmd in gateways sessions; do
 	expect_usage_error "$cmd" --store ""
 	expect_usage_error "$cmd" --store "$db"
 	expect_usage_error "$cmd" --store "sqlite:"
-	expect_usage_error "$cmd" --store "postgres://localhost/ringsteer"
+	expect_usage_error "$cmd" --store "redis://localhost/ringsteer"
 	expect_usage_error "$cmd" --store "mysql:x"
 	expect_usage_error "$cmd" -x
 done
@@ -228,7 +228,7 @@ expect_usage_error drain gw-a --all --store "$url"
 expect_usage_error drain gw-a --store
 expect_usage_error drain gw-a --store ""
 expect_usage_error drain gw-a --store "$db"
-expect_usage_error drain gw-a --store "postgres://localhost/ringsteer"
+expect_usage_error drain gw-a --store "redis://localhost/ringsteer"
 expect_usage_error drain gw-a -x
 expect_eq "bad drain changed nothing" "serving" \
 	"$("$ctl" gateways --store "$url" --json | jq -r '.[] | select(.id == "gw-a") | .state')"

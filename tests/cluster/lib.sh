@@ -30,6 +30,8 @@
 # Member ids are sup-M, gateway ids gw-N.  Rules for the network:
 # ../shared/notes/test-network.md: everything lives in its own namespace, the
 # Service is nftables DNAT with `numgen random mod N` as kube-proxy makes it.
+# Several nodes (namespaces on a bridge): source tests/cluster/nodes.sh after
+# this file; it redefines the topology hooks (gw_ns, sup_ns, gw_addr, ...).
 #
 # Environment:
 #   RS_BUILD            directory of the binaries (default: build)
@@ -41,6 +43,8 @@
 #   RS_ARTIFACTS        if set, cluster_down copies the logs and the store there
 #   RS_KEEP=1           cluster_down keeps the temp dir (and says where)
 #   RS_NS_PREFIX        namespace names are PREFIX-1, PREFIX-2, ... (default rs-PID)
+#   RS_PG_DIR           a PostgreSQL server's directory (tests/pg/pg_server.sh start):
+#                       the store is a fresh database there instead of SQLite
 
 RS_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 RS_BUILD=${RS_BUILD:-build}
@@ -75,6 +79,13 @@ rs_ns() { ip netns exec "$RS_NS" "$@"; }
 gw_id() { echo "gw-$1"; }
 gw_addr() { echo "127.0.1.$1"; }
 sup_addr() { echo "127.0.2.$1"; }
+# Topology hooks: tests/cluster/nodes.sh redefines these (with gw_addr,
+# sup_addr and svc_update) to spread the cluster over node namespaces.
+gw_ns() { echo "$RS_NS"; }     # the namespace gw-N runs in
+sup_ns() { echo "$RS_NS"; }    # the namespace sup-M runs in
+gw_node_args() { :; }          # extra flags for gw-N from its node
+rs_all_ns() { echo "$RS_NS"; } # the namespaces cluster_down empties and deletes
+rs_down_hook() { :; }          # run by cluster_down before it kills processes
 gw_log() { echo "$RS_DIR/log/gw-$1.${2:-${RS_GW_STARTS[$1]:-1}}.log"; }
 sup_log() { echo "$RS_DIR/log/sup-$1.${2:-${RS_SUP_STARTS[$1]:-1}}.log"; }
 ctl() { "$RS_BUILD/ringsteerctl" "$@"; }
@@ -174,6 +185,11 @@ cluster_up() {
 	RS_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ringsteer-cluster.XXXXXX")
 	mkdir -p "$RS_DIR/log"
 	RS_STORE="sqlite:$RS_DIR/ringsteer.db"
+	if [ -n "${RS_PG_DIR:-}" ]; then
+		# A fresh database on the PostgreSQL server tests/pg/pg_server.sh runs.
+		RS_STORE=$("$RS_LIB_DIR/../pg/pg_server.sh" newdb "$RS_PG_DIR" "rs_$$_${RS_CLUSTER_SEQ}_$RANDOM") ||
+			{ rm -rf "$RS_DIR"; echo "cluster_up: no database on the PostgreSQL server in $RS_PG_DIR" >&2; exit 1; }
+	fi
 	RS_SECRET="$RS_DIR/secret"
 	trap 'cluster_down; exit $?' EXIT
 	trap 'exit 130' INT
@@ -218,13 +234,16 @@ cluster_down() {
 		[ "$rc" -ne 0 ] || rc=1
 	fi
 	[ "${RS_AGENT:-0}" = 1 ] && rs_agent_cleanup
-	local pid pids=()
+	rs_down_hook
+	local pid ns pids=()
 	for pid in "${RS_SUP_PID[@]}" "${RS_GW_PID[@]}"; do
 		[ -n "$pid" ] && pids+=("$pid")
 	done
-	# Everything else still inside our namespace was started by this test too.
-	for pid in $(ip netns pids "$RS_NS" 2>/dev/null); do
-		pids+=("$pid")
+	# Everything else still inside our namespaces was started by this test too.
+	for ns in $(rs_all_ns); do
+		for pid in $(ip netns pids "$ns" 2>/dev/null); do
+			pids+=("$pid")
+		done
 	done
 	for pid in "${pids[@]}"; do
 		kill -KILL "$pid" 2>/dev/null
@@ -238,7 +257,9 @@ cluster_down() {
 		rs_gone "$pid" && break
 		sleep 0.05
 	done
-	ip netns del "$RS_NS" 2>/dev/null
+	for ns in $(rs_all_ns); do
+		ip netns del "$ns" 2>/dev/null
+	done
 	if [ -n "${RS_ARTIFACTS:-}" ] && [ -d "$RS_DIR" ]; then
 		mkdir -p "$RS_ARTIFACTS"
 		cp -r "$RS_DIR/log" "$RS_ARTIFACTS/" 2>/dev/null
@@ -275,7 +296,13 @@ svc_update() {
 		done
 	fi
 	RS_SVC_SET=("${set[@]}")
-	local rules i vmap=""
+	rs_svc_rules "${set[@]}" | ip netns exec "$RS_NS" nft -f - || fail "nft: could not load the Service"
+}
+
+# rs_svc_rules N...: prints the nft script that replaces table ip rs_svc by
+# the Service's DNAT over gw-N... (nodes.sh loads it on each node).
+rs_svc_rules() {
+	local set=("$@") rules i vmap=""
 	rules="table ip rs_svc {}
 delete table ip rs_svc
 table ip rs_svc {
@@ -295,7 +322,7 @@ table ip rs_svc {
 	chain prerouting { type nat hook prerouting priority dstnat; policy accept; jump services; }
 }
 "
-	printf '%s' "$rules" | ip netns exec "$RS_NS" nft -f - || fail "nft: could not load the Service"
+	printf '%s' "$rules"
 }
 
 # --- gateways ------------------------------------------------------------------
@@ -304,7 +331,7 @@ gw_alive() { [ -n "${RS_GW_PID[$1]:-}" ] && ! rs_gone "${RS_GW_PID[$1]}"; }
 
 gw_ready() {
 	gw_alive "$1" || fail "gw-$1 exited while starting (log: $(gw_log "$1"))"
-	rs_ns curl -fsS --max-time 1 "http://$(gw_addr "$1"):$RS_GW_METRICS_PORT/readyz" >/dev/null
+	ip netns exec "$(gw_ns "$1")" curl -fsS --max-time 1 "http://$(gw_addr "$1"):$RS_GW_METRICS_PORT/readyz" >/dev/null
 }
 
 gw_start() {
@@ -316,12 +343,12 @@ gw_start() {
 	RS_GW_STARTS[$n]=$((${RS_GW_STARTS[$n]:-0} + 1))
 	local a
 	a=$(gw_addr "$n")
-	# shellcheck disable=SC2086
-	ip netns exec "$RS_NS" "$RS_BUILD/ringsteer-gateway" --id "gw-$n" \
+	# shellcheck disable=SC2086,SC2046
+	ip netns exec "$(gw_ns "$n")" "$RS_BUILD/ringsteer-gateway" --id "gw-$n" \
 		--listen "$a:$RS_GW_LISTEN_PORT" --peer "$a:$RS_GW_PEER_PORT" \
 		--store "$RS_STORE" --secret "$RS_SECRET" --metrics "$a:$RS_GW_METRICS_PORT" \
 		--heartbeat "$RS_HEARTBEAT_MS" --ttl "$RS_TTL_MS" \
-		$RS_GW_ARGS ${RS_GW_XARGS[$n]:-} >"$(gw_log "$n")" 2>&1 &
+		$RS_GW_ARGS $(gw_node_args "$n") ${RS_GW_XARGS[$n]:-} >"$(gw_log "$n")" 2>&1 &
 	RS_GW_PID[$n]=$!
 	disown "$!" # no "Killed" notices; exits are awaited with rs_gone
 	await "gw-$n ready (/readyz)" 10 gw_ready "$n"
@@ -375,7 +402,7 @@ sup_start() {
 	fi
 	echo "$boxes" >"$boxf"
 	# shellcheck disable=SC2086
-	ip netns exec "$RS_NS" "$RS_BUILD/ringsteer-supervisor" --id "sup-$m" \
+	ip netns exec "$(sup_ns "$m")" "$RS_BUILD/ringsteer-supervisor" --id "sup-$m" \
 		--service "${RS_SUP_SERVICE:-$RS_SERVICE}" --token-file "$tok" \
 		--sandboxes "$boxes" --sandboxes-file "$boxf" --bind "$(sup_addr "$m")" \
 		$RS_SUP_ARGS ${RS_SUP_XARGS[$m]:-} >"$(sup_log "$m")" 2>&1 &
@@ -435,7 +462,7 @@ sup_set_sandboxes() {
 sup_blip() {
 	local a out
 	a=$(sup_addr "$1")
-	out=$(rs_ns ss -K -t -n state established "( src $a or dst $a )" 2>&1)
+	out=$(ip netns exec "$(sup_ns "$1")" ss -K -t -n state established "( src $a or dst $a )" 2>&1)
 	if [ "$(printf '%s\n' "$out" | grep -c "$a")" -lt 1 ]; then
 		fail "sup_blip $1: ss -K killed nothing: $out"
 	fi
@@ -468,7 +495,7 @@ count_attached() { rs_current | jq -s 'length'; }
 # metric N NAME [LABELMATCH]
 metric() {
 	local body
-	body=$(rs_ns curl -fsS --max-time 2 "http://$(gw_addr "$1"):$RS_GW_METRICS_PORT/metrics") ||
+	body=$(ip netns exec "$(gw_ns "$1")" curl -fsS --max-time 2 "http://$(gw_addr "$1"):$RS_GW_METRICS_PORT/metrics") ||
 		{ echo "metric: gw-$1 /metrics unreachable" >&2; return 1; }
 	printf '%s\n' "$body" | awk -v name="$2" -v lm="${3:-}" '
 		/^#/ || NF < 2 { next }
@@ -679,4 +706,47 @@ rs_agent_cleanup() {
 	agent_kill
 	[ -n "${RS_PIN_DIR:-}" ] && rm -rf "$RS_PIN_DIR"
 	RS_PIN_DIR=""
+}
+
+# --- store outages and loop latency (t_18) -----------------------------------
+#
+#   store_lock                  SQLite store only: a sqlite3 process inside the
+#                               namespace takes BEGIN EXCLUSIVE and holds it (it
+#                               reads its commands from a fifo this shell keeps
+#                               open); every writer then waits its busy timeout and
+#                               fails (-EBUSY), readers still read (WAL)
+#   store_unlock                commits, and waits for that process to exit
+#   gw_loop_ms N                milliseconds one GET /healthz on gw-N takes: how
+#                               long its event loop keeps a request waiting (9999
+#                               when it gets no answer within 5 s)
+RS_LOCK_PID="" RS_LOCK_FD=""
+store_lock() {
+	[ -z "$RS_LOCK_PID" ] || fail "store_lock: already locked"
+	case $RS_STORE in sqlite:*) ;; *) fail "store_lock: not a SQLite store: $RS_STORE" ;; esac
+	local fifo="$RS_DIR/store-lock.fifo" out="$RS_DIR/store-lock.out"
+	rm -f "$fifo" "$out"
+	mkfifo "$fifo" || fail "store_lock: mkfifo"
+	rs_ns sqlite3 "${RS_STORE#sqlite:}" <"$fifo" >"$out" 2>&1 &
+	RS_LOCK_PID=$!
+	disown "$!"
+	exec {RS_LOCK_FD}>"$fifo"
+	printf '.timeout 10000\nBEGIN EXCLUSIVE;\nSELECT %s;\n' "'rs-locked'" >&"$RS_LOCK_FD"
+	await "the store's write lock taken" 15 grep -q rs-locked "$out"
+	rs_log "store locked (sqlite3 pid $RS_LOCK_PID)"
+}
+store_unlock() {
+	[ -n "$RS_LOCK_PID" ] || fail "store_unlock: not locked"
+	# .quit, not EOF: processes started meanwhile inherited the fifo's write end.
+	printf 'COMMIT;\n.quit\n' >&"$RS_LOCK_FD"
+	exec {RS_LOCK_FD}>&-
+	await "the store's lock holder exits" 10 rs_gone "$RS_LOCK_PID"
+	grep -q Error "$RS_DIR/store-lock.out" && fail "store_unlock: sqlite3 said: $(cat "$RS_DIR/store-lock.out")"
+	RS_LOCK_PID="" RS_LOCK_FD=""
+	rs_log "store unlocked"
+}
+gw_loop_ms() {
+	local t
+	t=$(rs_ns curl -fsS -o /dev/null --max-time 5 -w '%{time_total}' \
+		"http://$(gw_addr "$1"):$RS_GW_METRICS_PORT/healthz" 2>/dev/null) || { echo 9999; return 0; }
+	awk -v t="$t" 'BEGIN { printf "%d\n", t * 1000 + 0.5 }'
 }

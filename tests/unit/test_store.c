@@ -5,10 +5,18 @@
  * epochs, heartbeats, departures, gateway state and single-row reads, drain
  * handoffs against the drain plan (rs_drain_plan over the same snapshot),
  * two handles and two processes sharing one file, busy and dead stores, and
- * corrupt rows. */
+ * corrupt rows, and 200 arrivals at four gateways at once.
+ *
+ * The whole suite runs on SQLite, then again on PostgreSQL when
+ * RS_TEST_PG_URL names a server (a base URL as tests/pg/pg_server.sh start
+ * prints; `make pg-test` starts one), each test on an empty schema, with
+ * PostgreSQL's own tests after it: concurrent openers, reconnection after
+ * the server drops the connection, and the LISTEN/NOTIFY watch. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +30,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <libpq-fe.h>
 #include <sqlite3.h>
 
 #include "ringsteer/drain.h"
@@ -35,11 +44,70 @@
 #define TTL 15000
 #define RESERVATION 5000
 
-struct fixture {
-	char dir[64];
-	char path[128]; /* the database file */
-	char url[160];
+static void pg_quiet(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
+/* The backend a pass runs on: SQLite (a file in the test's temp dir), or
+ * PostgreSQL (RS_TEST_PG_URL, a base URL from tests/pg/pg_server.sh: the
+ * pass makes a database of its own there, rs_test_<pid>, and every test
+ * starts from an empty schema in it). */
+struct backend_env {
+	bool pg;
+	char url[512]; /* PostgreSQL: the pass's database */
 };
+
+struct fixture {
+	const struct backend_env *env;
+	char dir[64];
+	char path[128]; /* SQLite: the database file */
+	char url[600];
+};
+
+static int64_t monotonic_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* A raw connection to a store URL (libpq takes the URL itself). */
+static PGconn *pg_connect_raw(const char *url)
+{
+	PGconn *c = PQconnectdb(url);
+
+	if (PQstatus(c) != CONNECTION_OK)
+		fail_msg("cannot connect to %s: %s", url, PQerrorMessage(c));
+	PQsetNoticeProcessor(c, pg_quiet, NULL);
+	return c;
+}
+
+/* Runs sql (one or more statements) on c, failing the test on error. */
+static void pg_exec_raw(PGconn *c, const char *sql)
+{
+	PGresult *res = PQexec(c, sql);
+	ExecStatusType st = PQresultStatus(res);
+
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+		fail_msg("%s: %s", sql, PQerrorMessage(c));
+	PQclear(res);
+}
+
+/* The one integer sql returns. */
+static int64_t pg_int(PGconn *c, const char *sql)
+{
+	PGresult *res = PQexec(c, sql);
+	int64_t v;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+		fail_msg("%s: %s", sql, PQerrorMessage(c));
+	v = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	return v;
+}
 
 static int make_dir(void **state)
 {
@@ -47,13 +115,24 @@ static int make_dir(void **state)
 
 	if (!f)
 		return -1;
+	f->env = *state;
 	snprintf(f->dir, sizeof(f->dir), "/tmp/rs-store-XXXXXX");
 	if (!mkdtemp(f->dir)) {
 		free(f);
 		return -1;
 	}
 	snprintf(f->path, sizeof(f->path), "%s/ringsteer.db", f->dir);
-	snprintf(f->url, sizeof(f->url), "sqlite:%s", f->path);
+	if (f->env->pg) {
+		PGconn *c;
+
+		snprintf(f->url, sizeof(f->url), "%s", f->env->url);
+		c = pg_connect_raw(f->url);
+		/* An empty store: no tables, no triggers, no function. */
+		pg_exec_raw(c, "DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public");
+		PQfinish(c);
+	} else {
+		snprintf(f->url, sizeof(f->url), "sqlite:%s", f->path);
+	}
 	*state = f;
 	return 0;
 }
@@ -89,11 +168,19 @@ static struct rs_store *open_store(const struct fixture *f)
 	return st;
 }
 
-/* Runs sql on the file directly (what a corrupting hand or another tool does). */
+/* Runs sql on the store directly (what a corrupting hand or another tool
+ * does), on either backend. */
 static void raw_sql(const struct fixture *f, const char *sql)
 {
 	sqlite3 *db = NULL;
 
+	if (f->env->pg) {
+		PGconn *c = pg_connect_raw(f->url);
+
+		pg_exec_raw(c, sql);
+		PQfinish(c);
+		return;
+	}
 	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
 	sqlite3_busy_timeout(db, 5000);
 	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
@@ -108,6 +195,15 @@ static int version_rows(const struct fixture *f)
 	sqlite3_stmt *s = NULL;
 	int n = 0;
 
+	if (f->env->pg) {
+		PGconn *c = pg_connect_raw(f->url);
+		int64_t other = pg_int(c, "SELECT COUNT(*) FROM schema_version WHERE version <> 1");
+
+		assert_int_equal(other, 0);
+		n = (int)pg_int(c, "SELECT COUNT(*) FROM schema_version");
+		PQfinish(c);
+		return n;
+	}
 	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
 	assert_int_equal(sqlite3_prepare_v2(db, "SELECT version FROM schema_version", -1, &s, NULL), SQLITE_OK);
 	while (sqlite3_step(s) == SQLITE_ROW) {
@@ -302,7 +398,21 @@ static void test_urls(void **state)
 	assert_int_equal(rs_store_open("1sqlite:x", NULL, &st), -EINVAL);
 	assert_int_equal(rs_store_open("sq lite:x", NULL, &st), -EINVAL);
 	assert_int_equal(rs_store_open("sqlite:", NULL, &st), -EINVAL);
-	assert_int_equal(rs_store_open("postgres://db/ringsteer", NULL, &st), -EPROTONOSUPPORT);
+	/* PostgreSQL takes libpq URIs only, under either scheme. */
+	assert_int_equal(rs_store_open("postgres:", NULL, &st), -EINVAL);
+	assert_int_equal(rs_store_open("postgres:ringsteer", NULL, &st), -EINVAL);
+	assert_int_equal(rs_store_open("postgresql:/x", NULL, &st), -EINVAL);
+	assert_int_equal(rs_store_open("postgres://h/db?nosuchparameter=1", NULL, &st), -EINVAL);
+	assert_int_equal(rs_store_open("postgres://[::1/db", NULL, &st), -EINVAL);
+	assert_null(st);
+	/* No server there: -EIO, at once (a socket directory without a socket). */
+	char pg_url[200];
+	int64_t t0 = monotonic_us();
+
+	snprintf(pg_url, sizeof(pg_url), "postgresql:///ringsteer?host=%s", f->dir);
+	assert_int_equal(rs_store_open(pg_url, NULL, &st), -EIO);
+	assert_null(st);
+	assert_true(monotonic_us() - t0 < 3000000);
 	assert_int_equal(rs_store_open("mysql:x", NULL, &st), -EPROTONOSUPPORT);
 	assert_int_equal(rs_store_open("sqlitex:/tmp/x", NULL, &st), -EPROTONOSUPPORT);
 	memset(long_url, 'a', sizeof(long_url) - 1);
@@ -313,13 +423,24 @@ static void test_urls(void **state)
 	rs_store_close(NULL);
 
 	/* The scheme is case-insensitive; defaults are filled in. */
-	char url[200];
+	char url[sizeof(f->url) + 8];
 
-	snprintf(url, sizeof(url), "SQLite:%s", f->path);
+	if (f->env->pg)
+		snprintf(url, sizeof(url), "PostgreSQL%s", strchr(f->url, ':'));
+	else
+		snprintf(url, sizeof(url), "SQLite:%s", f->path);
 	assert_int_equal(rs_store_open(url, NULL, &st), 0);
 	assert_int_equal(rs_store_options(st)->ttl_ms, 15000);
 	assert_int_equal(rs_store_options(st)->reservation_ms, 5000);
 	assert_int_equal(rs_store_options(st)->busy_timeout_ms, 5000);
+	/* Only PostgreSQL notifies changes. */
+	if (f->env->pg) {
+		assert_true(rs_store_watch(st) >= 0);
+	} else {
+		assert_int_equal(rs_store_watch(st), -EOPNOTSUPP);
+		assert_int_equal(rs_store_watch_consume(st), -EOPNOTSUPP);
+	}
+	assert_int_equal(rs_store_watch(NULL), -EINVAL);
 	rs_store_close(st);
 }
 
@@ -336,14 +457,21 @@ static void test_schema_and_reopen(void **state)
 	register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
 	rs_store_close(st);
 
-	/* One version row, 1; WAL journal. */
+	/* One version row, 1; SQLite: WAL journal; PostgreSQL: the triggers. */
 	assert_int_equal(version_rows(f), 1);
-	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &s, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-	assert_string_equal((const char *)sqlite3_column_text(s, 0), "wal");
-	sqlite3_finalize(s);
-	sqlite3_close(db);
+	if (f->env->pg) {
+		PGconn *c = pg_connect_raw(f->url);
+
+		assert_int_equal(pg_int(c, "SELECT COUNT(*) FROM pg_trigger WHERE tgname LIKE '%_notify%'"), 4);
+		PQfinish(c);
+	} else {
+		assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+		assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &s, NULL), SQLITE_OK);
+		assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+		assert_string_equal((const char *)sqlite3_column_text(s, 0), "wal");
+		sqlite3_finalize(s);
+		sqlite3_close(db);
+	}
 
 	/* Reopen: the row is still there, the version row not repeated. */
 	st = open_store(f);
@@ -354,11 +482,26 @@ static void test_schema_and_reopen(void **state)
 	rs_store_close(st);
 	assert_int_equal(version_rows(f), 1);
 
-	/* A store written by another schema version is refused. */
+	/* A store written by a newer schema version is refused, read-only too,
+	 * and left as it is; a damaged version table is an I/O error. */
 	raw_sql(f, "UPDATE schema_version SET version = 2");
 	st = (struct rs_store *)&st;
-	assert_int_equal(rs_store_open(f->url, NULL, &st), -EIO);
+	assert_int_equal(rs_store_open(f->url, NULL, &st), -EPROTO);
 	assert_null(st);
+	assert_int_equal(rs_store_open(f->url, &(struct rs_store_options){ .read_only = true }, &st), -EPROTO);
+	raw_sql(f, "UPDATE schema_version SET version = 1; INSERT INTO schema_version (version) VALUES (1)");
+	assert_int_equal(rs_store_open(f->url, NULL, &st), -EIO);
+	raw_sql(f, "DELETE FROM schema_version; INSERT INTO schema_version (version) VALUES (0)");
+	assert_int_equal(rs_store_open(f->url, NULL, &st), -EIO);
+	/* A store with its tables and no version row (none was ever written
+	 * without the other) is completed, keeping its rows. */
+	raw_sql(f, "DELETE FROM schema_version");
+	st = open_store(f);
+	assert_int_equal(rs_store_list_gateways(st, T0, false, &rows, &n), 0);
+	assert_int_equal(n, 1);
+	free(rows);
+	rs_store_close(st);
+	assert_int_equal(version_rows(f), 1);
 }
 
 static void test_register_and_list(void **state)
@@ -630,6 +773,23 @@ static void test_whatif_matches_admit(void **state)
 	rs_store_close(st);
 }
 
+/* PostgreSQL: the store is the schema in the database.  no_create and
+ * read_only find none in an empty database (-ENOENT) and create nothing. */
+static void read_only_pg(const struct fixture *f, struct rs_store **st, struct rs_store **ro)
+{
+	const struct rs_store_options ro_opt = { .read_only = true }, nc_opt = { .no_create = true };
+	PGconn *c = pg_connect_raw(f->url);
+
+	assert_int_equal(rs_store_open(f->url, &ro_opt, ro), -ENOENT);
+	assert_null(*ro);
+	assert_int_equal(rs_store_open(f->url, &nc_opt, st), -ENOENT);
+	assert_int_equal(pg_int(c, "SELECT COUNT(*) FROM pg_tables WHERE schemaname = 'public'"), 0);
+	PQfinish(c);
+	*st = open_store(f);
+	rs_store_close(*st);
+	assert_int_equal(rs_store_open(f->url, &nc_opt, st), 0);
+}
+
 /* no_create and read_only never create the file; read_only needs the
  * schema, never writes, and reads what others wrote. */
 static void test_read_only(void **state)
@@ -642,6 +802,10 @@ static void test_read_only(void **state)
 	size_t n;
 	int fd;
 
+	if (f->env->pg) {
+		read_only_pg(f, &st, &ro);
+		goto opened;
+	}
 	assert_int_equal(rs_store_open(f->url, &ro_opt, &ro), -ENOENT);
 	assert_null(ro);
 	assert_int_equal(rs_store_open(f->url, &nc_opt, &st), -ENOENT);
@@ -656,6 +820,7 @@ static void test_read_only(void **state)
 	assert_int_equal(sb.st_size, 0);
 	/* no_create opens an existing file and completes its schema. */
 	assert_int_equal(rs_store_open(f->url, &nc_opt, &st), 0);
+opened:
 	register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
 
 	assert_int_equal(rs_store_open(f->url, &ro_opt, &ro), 0);
@@ -1590,14 +1755,6 @@ static void test_two_handles(void **state)
 	rs_store_close(h[1]);
 }
 
-static int64_t monotonic_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* Every committed state of serialized bounded-load admissions has each
  * gateway at or below ceil(N / G).  Returns 0 or -ERANGE. */
 static int check_bounded(struct rs_store *st, int64_t now)
@@ -1709,19 +1866,29 @@ static void test_busy(void **state)
 	struct rs_store *st = NULL;
 	struct rs_gateway_row *rows;
 	struct rs_admit a;
-	sqlite3 *db;
+	sqlite3 *db = NULL;
+	PGconn *c = NULL;
+	int64_t t0;
 	size_t n;
 
 	assert_int_equal(rs_store_open(f->url, &opt, &st), 0);
 	register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
-	/* Another writer holds the lock past our timeout. */
-	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	/* Another writer holds the lock past our timeout (PostgreSQL: the
+	 * writers' advisory lock, "ringster"). */
+	if (f->env->pg) {
+		c = pg_connect_raw(f->url);
+		pg_exec_raw(c, "BEGIN; SELECT pg_advisory_xact_lock(x'72696e6773746572'::bigint)");
+	} else {
+		assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+		assert_int_equal(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	}
+	t0 = monotonic_us();
 	a = arrival("gw-a", "m", 1, true, T0);
 	assert_int_equal(rs_store_admit(st, &a), -EBUSY);
 	assert_int_equal(rs_store_gateway_register(st, "gw-a", "x:1", RS_GATEWAY_SERVING, T0), -EBUSY);
 	assert_int_equal(rs_store_gateway_set_state(st, "gw-a", RS_GATEWAY_DRAINING), -EBUSY);
-	/* Readers are not blocked (WAL). */
+	assert_true(monotonic_us() - t0 < 3 * 1000000); /* three waits of 100 ms */
+	/* Readers are not blocked (WAL; PostgreSQL's snapshots). */
 	assert_int_equal(rs_store_list_gateways(st, T0, false, &rows, &n), 0);
 	assert_int_equal(n, 1);
 	free(rows);
@@ -1729,10 +1896,32 @@ static void test_busy(void **state)
 
 	assert_int_equal(rs_store_gateway_get(st, "gw-a", T0, &row), 0);
 	assert_int_equal(row.state, RS_GATEWAY_SERVING);
-	assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(db);
+	if (c) {
+		pg_exec_raw(c, "COMMIT");
+		PQfinish(c);
+	} else {
+		assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+		sqlite3_close(db);
+	}
 	assert_int_equal(rs_store_admit(st, &a), 0);
 	rs_store_close(st);
+}
+
+/* PostgreSQL: no database of that name, or no server at all, is -EIO,
+ * within the connect timeout. */
+static void dead_store_pg(const struct fixture *f)
+{
+	struct rs_store *st = (struct rs_store *)&st;
+	char url[sizeof(f->url) + sizeof(f->dir) + 32];
+	int64_t t0 = monotonic_us();
+
+	snprintf(url, sizeof(url), "%s&dbname=rs_no_such_database", f->url);
+	assert_int_equal(rs_store_open(url, NULL, &st), -EIO);
+	assert_null(st);
+	assert_int_equal(rs_store_open(url, &(struct rs_store_options){ .no_create = true }, &st), -EIO);
+	snprintf(url, sizeof(url), "%s&host=%s", f->url, f->dir);
+	assert_int_equal(rs_store_open(url, NULL, &st), -EIO);
+	assert_true(monotonic_us() - t0 < 3000000);
 }
 
 static void test_dead_store(void **state)
@@ -1742,6 +1931,11 @@ static void test_dead_store(void **state)
 	char url[256], path[200];
 	pid_t pid;
 	int status, fd;
+
+	if (f->env->pg) {
+		dead_store_pg(f);
+		return;
+	}
 
 	/* The directory is not created for the caller. */
 	snprintf(url, sizeof(url), "sqlite:%s/missing/ringsteer.db", f->dir);
@@ -1802,31 +1996,63 @@ static void test_corrupt_rows(void **state)
 		"UPDATE sessions SET expires_ms = 1.5",
 		"UPDATE sessions SET gateway_id = x'6777'",
 	};
+	/* PostgreSQL's types refuse most of those: wrong types come from
+	 * altered columns instead. */
+	static const char *const pg_corruptions[] = {
+		"UPDATE gateways SET id = repeat('g', 300) WHERE id = 'gw-b'",
+		"UPDATE gateways SET peer = repeat('1', 65) WHERE id = 'gw-b'",
+		"UPDATE gateways SET state = 7 WHERE id = 'gw-b'",
+		"UPDATE gateways SET state = -1 WHERE id = 'gw-b'",
+		"ALTER TABLE gateways ALTER COLUMN heartbeat_ms TYPE numeric",
+		"DROP TRIGGER gateways_notify_update ON gateways;"
+		" ALTER TABLE gateways ALTER COLUMN state TYPE text USING state::text",
+		"UPDATE sessions SET epoch = -1",
+		"UPDATE sessions SET sandboxes = 4294967296",
+		"UPDATE sessions SET instance_id = repeat('i', 65)",
+		"UPDATE sessions SET source = NULL",
+		"UPDATE sessions SET member_id = ''",
+		"UPDATE sessions SET state = 2",
+		"ALTER TABLE sessions ALTER COLUMN expires_ms TYPE double precision",
+		"DROP TRIGGER sessions_notify_update ON sessions;"
+		" ALTER TABLE sessions ALTER COLUMN gateway_id TYPE bytea USING gateway_id::bytea",
+	};
+	const char *const *list = f->env->pg ? pg_corruptions : corruptions;
+	size_t count = f->env->pg ? sizeof(pg_corruptions) / sizeof(pg_corruptions[0])
+				  : sizeof(corruptions) / sizeof(corruptions[0]);
 
-	for (size_t i = 0; i < sizeof(corruptions) / sizeof(corruptions[0]); i++) {
+	for (size_t i = 0; i < count; i++) {
 		struct rs_store *st;
 		struct rs_gateway_row *gws = NULL;
 		struct rs_session_row *sessions = NULL;
 		struct rs_admit a;
 		size_t n = 9;
-		bool gateway = strncmp(corruptions[i], "UPDATE gateways", 15) == 0;
+		bool gateway = strstr(list[i], " gateways ") != NULL;
 
 		raw_sql(f, "DROP TABLE IF EXISTS sessions; DROP TABLE IF EXISTS gateways;"
 			   " DROP TABLE IF EXISTS schema_version");
 		st = open_store_ab(f);
 		a = arrival("gw-b", "m", 1, true, T0);
 		assert_int_equal(rs_store_admit(st, &a), 0);
-		/* SQLite's NOT NULL refuses the NULL: the schema guards too. */
-		if (strstr(corruptions[i], "NULL")) {
-			sqlite3 *db;
+		/* NOT NULL refuses the NULL: the schema guards too. */
+		if (strstr(list[i], "NULL")) {
+			if (f->env->pg) {
+				PGconn *c = pg_connect_raw(f->url);
+				PGresult *res = PQexec(c, list[i]);
 
-			assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-			assert_int_not_equal(sqlite3_exec(db, corruptions[i], NULL, NULL, NULL), SQLITE_OK);
-			sqlite3_close(db);
+				assert_int_equal(PQresultStatus(res), PGRES_FATAL_ERROR);
+				PQclear(res);
+				PQfinish(c);
+			} else {
+				sqlite3 *db;
+
+				assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+				assert_int_not_equal(sqlite3_exec(db, list[i], NULL, NULL, NULL), SQLITE_OK);
+				sqlite3_close(db);
+			}
 			rs_store_close(st);
 			continue;
 		}
-		raw_sql(f, corruptions[i]);
+		raw_sql(f, list[i]);
 		if (gateway) {
 			assert_int_equal(rs_store_list_gateways(st, T0, true, &gws, &n), -EIO);
 			assert_null(gws);
@@ -1836,7 +2062,7 @@ static void test_corrupt_rows(void **state)
 			struct rs_gateway_row row;
 
 			assert_int_equal(rs_store_gateway_get(st, "gw-b", T0, &row),
-					 strstr(corruptions[i], "SET id") ? -ENOENT : -EIO);
+					 strstr(list[i], "SET id") ? -ENOENT : -EIO);
 			a = arrival("gw-a", "m2", 1, false, T0);
 			assert_int_equal(rs_store_admit(st, &a), -EIO);
 		} else {
@@ -1844,42 +2070,377 @@ static void test_corrupt_rows(void **state)
 			assert_null(sessions);
 			/* m's own row is read unless the corruption renamed it. */
 			a = arrival("gw-a", "m", 2, false, T0);
-			if (!strstr(corruptions[i], "member_id"))
+			if (!strstr(list[i], "member_id"))
 				assert_int_equal(rs_store_admit(st, &a), -EIO);
 		}
 		rs_store_close(st);
 	}
 }
 
+/* ---- concurrency, reconnection and the watch ---- */
+
+/* Four gateways, each a thread with its own handle, take 200 arrivals
+ * released at once (a barrier); each arrival that is redirected follows
+ * with REDIRECTED and STAY to its target, through the same handle (as the
+ * target gateway).  Serialized placements leave no gateway above
+ * ceil(200 / 4) = 50 accepted rows. */
+#define ARRIVALS 200
+
+struct arrivals_thread {
+	const struct fixture *f;
+	pthread_barrier_t *barrier;
+	size_t gw;
+	int err;          /* first error, or 0 */
+	unsigned redirected;
+};
+
+static void *arrivals_run(void *arg)
+{
+	struct arrivals_thread *t = arg;
+	const struct rs_store_options opt = { .ttl_ms = TTL, .reservation_ms = RESERVATION,
+					      .busy_timeout_ms = 60000 };
+	struct rs_store *st = NULL;
+	int err = rs_store_open(t->f->url, &opt, &st);
+
+	pthread_barrier_wait(t->barrier);
+	for (size_t i = t->gw; !err && i < ARRIVALS; i += 4) {
+		char member[32], target[RS_ID_MAX + 1];
+		struct rs_admit a;
+
+		snprintf(member, sizeof(member), "burst-%zu", i);
+		a = arrival(four[t->gw], member, 1, false, T0 + 1000);
+		err = rs_store_admit(st, &a);
+		if (err || a.accepted)
+			continue;
+		t->redirected++;
+		snprintf(target, sizeof(target), "%s", a.target_id);
+		a = arrival(target, member, 2, true, T0 + 1000);
+		a.redirected = true;
+		err = rs_store_admit(st, &a);
+		if (!err && !a.accepted)
+			err = -EPROTO;
+	}
+	rs_store_close(st);
+	t->err = err;
+	return NULL;
+}
+
+static void test_concurrent_arrivals(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store(f);
+	struct arrivals_thread threads[4];
+	struct rs_session_row *rows;
+	pthread_barrier_t barrier;
+	pthread_t tids[4];
+	uint32_t active[4] = { 0 };
+	unsigned redirected = 0;
+	size_t n;
+
+	for (size_t g = 0; g < 4; g++)
+		register_gw(st, four[g], RS_GATEWAY_SERVING, T0 + 1000);
+	assert_int_equal(pthread_barrier_init(&barrier, NULL, 4), 0);
+	for (size_t g = 0; g < 4; g++) {
+		threads[g] = (struct arrivals_thread){ .f = f, .barrier = &barrier, .gw = g };
+		assert_int_equal(pthread_create(&tids[g], NULL, arrivals_run, &threads[g]), 0);
+	}
+	for (size_t g = 0; g < 4; g++) {
+		assert_int_equal(pthread_join(tids[g], NULL), 0);
+		assert_int_equal(threads[g].err, 0);
+		redirected += threads[g].redirected;
+	}
+	pthread_barrier_destroy(&barrier);
+	assert_int_equal(rs_store_list_sessions(st, T0 + 1000, true, &rows, &n), 0);
+	assert_int_equal(n, ARRIVALS);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(rows[i].state, RS_SESSION_ACTIVE);
+		for (size_t g = 0; g < 4; g++)
+			active[g] += strcmp(rows[i].gateway_id, four[g]) == 0;
+	}
+	free(rows);
+	printf("# concurrent arrivals (%s): %u %u %u %u accepted per gateway (cap 50), %u redirected\n",
+	       f->env->pg ? "postgres" : "sqlite", active[0], active[1], active[2], active[3], redirected);
+	for (size_t g = 0; g < 4; g++)
+		assert_true(active[g] <= ARRIVALS / 4);
+	rs_store_close(st);
+}
+
+/* Many gateways starting at once on an empty store (PostgreSQL): exactly
+ * one creates the schema, the others find it (one version row), all open. */
+struct opener {
+	const char *url;
+	pthread_barrier_t *barrier;
+	int err;
+};
+
+static void *open_run(void *arg)
+{
+	struct opener *o = arg;
+	struct rs_store *st = NULL;
+
+	pthread_barrier_wait(o->barrier);
+	o->err = rs_store_open(o->url, &(struct rs_store_options){ .busy_timeout_ms = 60000 }, &st);
+	rs_store_close(st);
+	return NULL;
+}
+
+static void test_concurrent_open(void **state)
+{
+	struct fixture *f = *state;
+	struct opener openers[8];
+	pthread_barrier_t barrier;
+	pthread_t tids[8];
+
+	assert_int_equal(pthread_barrier_init(&barrier, NULL, 8), 0);
+	for (size_t i = 0; i < 8; i++) {
+		openers[i] = (struct opener){ .url = f->url, .barrier = &barrier };
+		assert_int_equal(pthread_create(&tids[i], NULL, open_run, &openers[i]), 0);
+	}
+	for (size_t i = 0; i < 8; i++) {
+		assert_int_equal(pthread_join(tids[i], NULL), 0);
+		if (openers[i].err)
+			fail_msg("opener %zu: %d", i, openers[i].err);
+	}
+	pthread_barrier_destroy(&barrier);
+	assert_int_equal(version_rows(f), 1);
+}
+
+/* Ends every server connection of the store's handles (application_name
+ * ringsteer), as a server restart or an operator would.  Returns how many. */
+static int64_t pg_kill_handles(const struct fixture *f)
+{
+	PGconn *c = pg_connect_raw(f->url);
+	int64_t n = pg_int(c, "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity"
+			      " WHERE application_name = 'ringsteer' AND datname = current_database()");
+
+	PQfinish(c);
+	return n;
+}
+
+/* A connection the server drops fails the next call with -EIO; the call
+ * after reconnects by itself (no reopen), prepared statements and all. */
+static void test_pg_reconnect(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store_ab(f);
+	struct rs_gateway_row *rows;
+	struct rs_admit a;
+	size_t n;
+
+	a = arrival("gw-a", "m-1", 1, true, T0);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_true(pg_kill_handles(f) >= 1);
+	usleep(100 * 1000); /* the termination reaches the socket */
+	a = arrival("gw-a", "m-2", 1, true, T0);
+	assert_int_equal(rs_store_admit(st, &a), -EIO);
+	assert_false(a.accepted);
+	a = arrival("gw-a", "m-2", 1, true, T0);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_true(a.accepted);
+	/* A reader finds it the same way. */
+	assert_true(pg_kill_handles(f) >= 1);
+	usleep(100 * 1000);
+	assert_int_equal(rs_store_list_gateways(st, T0, false, &rows, &n), -EIO);
+	assert_null(rows);
+	assert_int_equal(rs_store_list_gateways(st, T0, false, &rows, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(rows[0].supervisors, 2);
+	free(rows);
+	rs_store_close(st);
+}
+
+/* Waits up to ms for fd to be readable; returns whether it is. */
+static bool readable(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, ms) == 1 && (p.revents & (POLLIN | POLLHUP | POLLERR));
+}
+
+/* Waits for a notification on st's watch (up to 5 s); returns how many. */
+static int wait_notified(struct rs_store *st, int fd)
+{
+	int64_t deadline = monotonic_us() + 5000000;
+	int n = 0;
+
+	while (n == 0 && monotonic_us() < deadline) {
+		if (!readable(fd, 100))
+			continue;
+		n = rs_store_watch_consume(st);
+		assert_true(n >= 0);
+	}
+	return n;
+}
+
+/* Changes that matter to placement reach a watcher through LISTEN/NOTIFY;
+ * heartbeat-only updates notify nothing; a lost watch connection is -EIO
+ * and rs_store_watch() makes a new one. */
+static void test_pg_watch(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *writer = open_store_ab(f), *watcher = open_store(f), *ro = NULL;
+	struct rs_session_ref ref = { "m-1", 1, 3, false };
+	struct rs_admit a;
+	int fd;
+
+	fd = rs_store_watch(watcher);
+	assert_true(fd >= 0);
+	assert_int_equal(rs_store_watch(watcher), fd);
+	assert_int_equal(rs_store_watch_consume(watcher), 0);
+
+	register_gw(writer, "gw-c", RS_GATEWAY_SERVING, T0);
+	assert_true(wait_notified(watcher, fd) > 0);
+	a = arrival("gw-a", "m-1", 1, true, T0);
+	assert_int_equal(rs_store_admit(writer, &a), 0);
+	assert_true(wait_notified(watcher, fd) > 0);
+
+	/* Heartbeats, of the gateway and of its session (same sandboxes), and a
+	 * re-registration that changes nothing but the heartbeat: silence. */
+	for (int i = 1; i <= 5; i++) {
+		assert_int_equal(rs_store_heartbeat(writer, "gw-a", T0 + i * 300, &ref, 1), 0);
+		assert_false(ref.superseded);
+	}
+	register_gw(writer, "gw-c", RS_GATEWAY_SERVING, T0 + 2000);
+	assert_false(readable(fd, 300));
+	assert_int_equal(rs_store_watch_consume(watcher), 0);
+
+	/* What a pin or a placement reads: sandboxes, state, a departure. */
+	ref.sandboxes = 4;
+	assert_int_equal(rs_store_heartbeat(writer, "gw-a", T0 + 2000, &ref, 1), 0);
+	assert_true(wait_notified(watcher, fd) > 0);
+	assert_int_equal(rs_store_gateway_set_state(writer, "gw-b", RS_GATEWAY_DRAINING), 0);
+	assert_true(wait_notified(watcher, fd) > 0);
+	assert_int_equal(rs_store_session_end(writer, "gw-a", "m-1", 1), 0);
+	assert_true(wait_notified(watcher, fd) > 0);
+
+	/* A read-only handle watches too. */
+	assert_int_equal(rs_store_open(f->url, &(struct rs_store_options){ .read_only = true }, &ro), 0);
+	int ro_fd = rs_store_watch(ro);
+
+	assert_true(ro_fd >= 0);
+	assert_int_equal(rs_store_gateway_remove(writer, "gw-c"), 0);
+	assert_true(wait_notified(ro, ro_fd) > 0);
+	rs_store_close(ro);
+	assert_true(wait_notified(watcher, fd) > 0);
+
+	/* The watch connection lost: -EIO, then a new watch. */
+	assert_true(pg_kill_handles(f) >= 1);
+	assert_true(readable(fd, 2000));
+	assert_int_equal(rs_store_watch_consume(watcher), -EIO);
+	assert_int_equal(rs_store_watch_consume(watcher), -EIO); /* until watched again */
+	fd = rs_store_watch(watcher);
+	assert_true(fd >= 0);
+	/* The writer's connection was cut too: its next call fails, then works. */
+	assert_int_equal(rs_store_gateway_set_state(writer, "gw-b", RS_GATEWAY_SERVING), -EIO);
+	assert_int_equal(rs_store_gateway_set_state(writer, "gw-b", RS_GATEWAY_SERVING), 0);
+	assert_true(wait_notified(watcher, fd) > 0);
+	rs_store_close(watcher);
+	rs_store_close(writer);
+}
+
+#define STORE_TEST(fn, env) cmocka_unit_test_prestate_setup_teardown(fn, make_dir, remove_dir, env)
+
+/* The whole suite, on the backend env describes. */
+#define STORE_TESTS(env)                                            \
+	STORE_TEST(test_urls, env),                                 \
+	STORE_TEST(test_schema_and_reopen, env),                    \
+	STORE_TEST(test_register_and_list, env),                    \
+	STORE_TEST(test_ttl_expiry, env),                           \
+	STORE_TEST(test_admit_matches_rule, env),                   \
+	STORE_TEST(test_reservation, env),                          \
+	STORE_TEST(test_stale_record_excluded, env),                \
+	STORE_TEST(test_stay, env),                                 \
+	STORE_TEST(test_fallback_after_failed_redirect, env),       \
+	STORE_TEST(test_epochs, env),                               \
+	STORE_TEST(test_heartbeat, env),                            \
+	STORE_TEST(test_session_end, env),                          \
+	STORE_TEST(test_gateway_state_and_get, env),                \
+	STORE_TEST(test_handoff_matches_plan, env),                 \
+	STORE_TEST(test_handoff_stale, env),                        \
+	STORE_TEST(test_handoff_nowhere, env),                      \
+	STORE_TEST(test_handoff_never_here, env),                   \
+	STORE_TEST(test_handoff_uncounted_row, env),                \
+	STORE_TEST(test_two_handles, env),                          \
+	STORE_TEST(test_two_processes, env),                        \
+	STORE_TEST(test_busy, env),                                 \
+	STORE_TEST(test_dead_store, env),                           \
+	STORE_TEST(test_corrupt_rows, env),                         \
+	STORE_TEST(test_whatif_matches_admit, env),                 \
+	STORE_TEST(test_read_only, env),                            \
+	STORE_TEST(test_concurrent_arrivals, env)
+
+/* Runs one statement on the server at base; returns 0 or -1 (said). */
+static int pg_admin(const char *base, const char *sql)
+{
+	PGconn *c = PQconnectdb(base);
+	PGresult *res = NULL;
+	int ok = PQstatus(c) == CONNECTION_OK;
+
+	PQsetNoticeProcessor(c, pg_quiet, NULL);
+	if (ok) {
+		res = PQexec(c, sql);
+		ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+	}
+	if (!ok)
+		fprintf(stderr, "store: RS_TEST_PG_URL=%s: %s: %s", base, sql, PQerrorMessage(c));
+	PQclear(res);
+	PQfinish(c);
+	return ok ? 0 : -1;
+}
+
+/* Makes the pass's own database on the server at base (so two passes, or
+ * two builds, never share tables) and points env at it. */
+static int pg_pass_begin(const char *base, struct backend_env *env)
+{
+	char sql[96];
+
+	snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS rs_test_%ld", (long)getpid());
+	if (pg_admin(base, sql) != 0)
+		return -1;
+	snprintf(sql, sizeof(sql), "CREATE DATABASE rs_test_%ld", (long)getpid());
+	if (pg_admin(base, sql) != 0)
+		return -1;
+	snprintf(env->url, sizeof(env->url), "%s%sdbname=rs_test_%ld", base, strchr(base, '?') ? "&" : "?",
+		 (long)getpid());
+	return 0;
+}
+
+static void pg_pass_end(const char *base)
+{
+	char sql[96];
+
+	snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS rs_test_%ld WITH (FORCE)", (long)getpid());
+	pg_admin(base, sql);
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_urls, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_schema_and_reopen, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_register_and_list, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_ttl_expiry, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_admit_matches_rule, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_reservation, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_stale_record_excluded, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_stay, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_fallback_after_failed_redirect, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_epochs, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_heartbeat, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_session_end, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_gateway_state_and_get, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_handoff_matches_plan, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_handoff_stale, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_handoff_nowhere, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_handoff_never_here, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_handoff_uncounted_row, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_two_handles, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_two_processes, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_busy, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_dead_store, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_corrupt_rows, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_whatif_matches_admit, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_read_only, make_dir, remove_dir),
+	struct backend_env sqlite_env = { .pg = false }, pg_env = { .pg = true };
+	const struct CMUnitTest sqlite_tests[] = {
+		STORE_TESTS(&sqlite_env),
+		/* Once failed about 1 run in 60: PRAGMA journal_mode=WAL on a
+		 * file being created by several openers answered busy without
+		 * the busy handler (store_sqlite.c now retries it). */
+		STORE_TEST(test_concurrent_open, &sqlite_env),
 	};
+	const struct CMUnitTest pg_tests[] = {
+		STORE_TESTS(&pg_env),
+		STORE_TEST(test_concurrent_open, &pg_env),
+		STORE_TEST(test_pg_reconnect, &pg_env),
+		STORE_TEST(test_pg_watch, &pg_env),
+	};
+	const char *pg_base = getenv("RS_TEST_PG_URL");
+	int failed;
 
-	return cmocka_run_group_tests_name("store", tests, NULL, NULL);
+	failed = cmocka_run_group_tests_name("store (sqlite)", sqlite_tests, NULL, NULL);
+	if (!pg_base || !pg_base[0]) {
+		printf("# store (postgres): SKIPPED, RS_TEST_PG_URL is not set "
+		       "(tests/pg/pg_server.sh start DIR prints one; make pg-test does it all)\n");
+		return failed;
+	}
+	if (pg_pass_begin(pg_base, &pg_env) != 0)
+		return failed + 1;
+	failed += cmocka_run_group_tests_name("store (postgres)", pg_tests, NULL, NULL);
+	pg_pass_end(pg_base);
+	return failed;
 }

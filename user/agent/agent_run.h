@@ -26,7 +26,7 @@ struct agent_config {
 	size_t n_allow_uids;
 	const char *pin_root;      /* NULL: AGENT_PIN_ROOT */
 	bool replace;
-	uint32_t sync_ms;          /* store poll interval */
+	uint32_t sync_ms;          /* store poll interval (without a watch) */
 	uint32_t ttl_ms;           /* the gateways' row TTL (must match theirs) */
 	const char *probe_missing; /* tests: a feature to report absent */
 };
@@ -37,6 +37,8 @@ struct agent_counters {
 	uint64_t pin_writes, pin_deletes;
 	uint64_t slots_released;
 	uint64_t register_failures;       /* checked sockets the maps refused */
+	uint64_t notifications;           /* store change notifications received */
+	uint64_t watch_arms;              /* times the store watch was (re)armed */
 };
 
 /* What the last sync saw, for the table rebuilt at a registration. */
@@ -69,6 +71,9 @@ struct agent {
 	struct rs_agent_reg_server *reg;
 	struct evhttp *http;
 	struct event *sync_ev, *sigterm_ev, *sigint_ev;
+	struct event *watch_ev;    /* readable store fd while watching, else NULL */
+	struct event *debounce_ev; /* one sync shortly after notifications */
+	uint32_t tick_ms;          /* the sync tick in force */
 	struct agent_counters counters;
 	struct agent_snapshot snap;
 	uint32_t pins_live, pins_precomputed;  /* last sync's pins by origin */
@@ -84,6 +89,18 @@ struct agent {
  * table (only when it changed).  A store error leaves the maps as they are.
  * Returns 0 or -errno. */
 int agent_sync(struct agent *a, int64_t now_ms);
+
+/* ---- watch.c -------------------------------------------------------------- */
+
+/* Starts following the store's change notifications if it offers them and
+ * the watch is not up: notifications then trigger a sync (debounced) and
+ * the poll slows to TTL/4.  Returns 0 (watching, or the store cannot
+ * notify: polling) or -errno (the tick stays at --sync-interval; retried by
+ * the caller at the next tick). */
+int agent_watch_arm(struct agent *a);
+
+/* Stops watching (the store connection itself stays). */
+void agent_watch_close(struct agent *a);
 
 /* Rebuilds the bucket table from the last snapshot and the slots as they
  * are now (after a registration).  Returns 0 or -errno. */

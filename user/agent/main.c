@@ -38,7 +38,9 @@ static const char usage[] =
 	"  --store URL           follow this store (pins, room-weighted table); without it\n"
 	"                        every local gateway weighs the same and pins are left alone\n"
 	"  --ttl MS              the gateways' row TTL (default 15000; must match theirs)\n"
-	"  --sync-interval MS    store poll (default 1000)\n"
+	"  --sync-interval MS    store poll (default 1000); with a store that notifies\n"
+	"                        (PostgreSQL LISTEN/NOTIFY) changes trigger a sync and\n"
+	"                        the poll slows to max(MS, TTL/4), for expiries\n"
 	"  --metrics ADDR:PORT   GET /metrics, /healthz\n"
 	"  --socket PATH         registration socket (default " RS_AGENT_SOCKET_DEFAULT ")\n"
 	"  --allow-uid UID       uid allowed to register (repeatable; default: the agent's own)\n"
@@ -169,11 +171,21 @@ static void on_sync(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	if (what & EV_TIMEOUT && a->store && !a->watch_ev)
+		agent_watch_arm(a); /* re-arm after a lost watch; failures fall back to this poll */
 	err = agent_sync(a, wall_ms());
 	if (err) {
 		/* One line per failure streak would be kinder; a failure every
 		 * second is still bounded and tells the operator it persists. */
 		rs_log(stderr, "warn", "agent", "event", "sync_failed", "error", strerror(-err), NULL);
+		/* While watching, the tick is slow (TTL/4): retry a failed pass at
+		 * the poll interval, or a change notified before it is lost. */
+		if (a->watch_ev && !evtimer_pending(a->debounce_ev, NULL)) {
+			struct timeval retry = { .tv_sec = a->cfg.sync_ms / 1000,
+						 .tv_usec = (long)(a->cfg.sync_ms % 1000) * 1000 };
+
+			evtimer_add(a->debounce_ev, &retry);
+		}
 	}
 }
 
@@ -216,9 +228,11 @@ static int start_loop(struct agent *a)
 		return err;
 	}
 	a->sync_ev = event_new(a->base, -1, EV_PERSIST, on_sync, a);
+	a->debounce_ev = evtimer_new(a->base, on_sync, a);
+	a->tick_ms = a->cfg.sync_ms;
 	a->sigterm_ev = evsignal_new(a->base, SIGTERM, on_stop, a);
 	a->sigint_ev = evsignal_new(a->base, SIGINT, on_stop, a);
-	if (!a->sync_ev || !a->sigterm_ev || !a->sigint_ev || event_add(a->sync_ev, &tick) ||
+	if (!a->sync_ev || !a->debounce_ev || !a->sigterm_ev || !a->sigint_ev || event_add(a->sync_ev, &tick) ||
 	    event_add(a->sigterm_ev, NULL) || event_add(a->sigint_ev, NULL))
 		return -ENOMEM;
 	return 0;
@@ -226,6 +240,9 @@ static int start_loop(struct agent *a)
 
 static void stop_loop(struct agent *a)
 {
+	agent_watch_close(a);
+	if (a->debounce_ev)
+		event_free(a->debounce_ev);
 	if (a->sync_ev)
 		event_free(a->sync_ev);
 	if (a->sigterm_ev)
@@ -288,6 +305,7 @@ int main(int argc, char **argv)
 	err = start_loop(&a);
 	if (err)
 		goto cleanup;
+	agent_watch_arm(&a); /* before the first sync, so no change falls between them */
 	on_sync(-1, 0, &a); /* at once: a restarted agent catches up before its first tick */
 	rs_log(stderr, "info", "agent", "event", "ready", "socket", a.cfg.socket_path, NULL);
 	event_base_dispatch(a.base);

@@ -84,10 +84,18 @@ static void render(const void *ctx, struct evbuffer *b)
 	rs_metrics_family(b, "ringsteer_agent_pins", "gauge", "Pins written by the last sync, by origin.");
 	evbuffer_add_printf(b, "ringsteer_agent_pins{origin=\"session\"} %u\n", a->pins_live);
 	evbuffer_add_printf(b, "ringsteer_agent_pins{origin=\"precomputed\"} %u\n", a->pins_precomputed);
-	rs_metrics_family(b, "ringsteer_agent_syncs_total", "counter", "Store reads, by result.");
+	rs_metrics_family(b, "ringsteer_agent_syncs_total", "counter",
+			  "Sync passes (store read and map writes), by result.");
 	evbuffer_add_printf(b, "ringsteer_agent_syncs_total{result=\"ok\"} %llu\n", (unsigned long long)k->syncs_ok);
 	evbuffer_add_printf(b, "ringsteer_agent_syncs_total{result=\"error\"} %llu\n",
 			    (unsigned long long)k->syncs_failed);
+	rs_metrics_family(b, "ringsteer_agent_store_watching", "gauge",
+			  "1 while the agent follows store change notifications (PostgreSQL), 0 while it polls.");
+	evbuffer_add_printf(b, "ringsteer_agent_store_watching %d\n", a->watch_ev ? 1 : 0);
+	rs_metrics_family(b, "ringsteer_agent_store_notifications_total", "counter",
+			  "Store change notifications received.");
+	evbuffer_add_printf(b, "ringsteer_agent_store_notifications_total %llu\n",
+			    (unsigned long long)k->notifications);
 	rs_metrics_family(b, "ringsteer_agent_table_swaps_total", "counter", "Bucket tables swapped in.");
 	evbuffer_add_printf(b, "ringsteer_agent_table_swaps_total %llu\n", (unsigned long long)k->table_swaps);
 	if (a->reg)

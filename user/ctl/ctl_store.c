@@ -86,12 +86,17 @@ int ctl_store_open(const char *name, const char *url, enum ctl_store_mode mode, 
 	int err = rs_store_open(url, &opt, st);
 
 	if (err == -EINVAL)
-		return ctl_usage_error(name, "--store: '%s' is not a store URL (sqlite:PATH)", url);
+		return ctl_usage_error(name, "--store: '%s' is not a store URL (sqlite:PATH, postgres://...)", url);
 	if (err == -EPROTONOSUPPORT)
 		return ctl_usage_error(name, "--store: unsupported scheme in '%s'", url);
 	if (err == -ENOENT) {
-		fprintf(stderr, "ringsteerctl %s: no store at %s (no such file; a gateway creates it when it "
-			"starts)\n", name, url);
+		fprintf(stderr, "ringsteerctl %s: no store at %s (no such file, or no ringsteer schema; a gateway "
+			"or `ringsteerctl init` creates it)\n", name, url);
+		return 1;
+	}
+	if (err == -EPROTO) {
+		fprintf(stderr, "ringsteerctl %s: store %s has a newer schema than this ringsteerctl; upgrade it\n",
+			name, url);
 		return 1;
 	}
 	if (err == -EIO) {

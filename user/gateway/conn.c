@@ -1,9 +1,14 @@
 /* conn.c - one supervisor connection at the gateway: the HELLO deadline,
- * token check, the placement transaction, then heartbeats, sandbox counts,
- * token refresh and departure.  Bad input is answered (REJECT where the
- * protocol allows, else a close), logged and counted, and touches nothing
- * but its own connection.  Input per connection is bounded by the read
- * watermark, so a read callback handles a bounded number of frames. */
+ * token check, the placement transaction, then sandbox counts, token
+ * refresh, departure and drain handoffs (the heartbeat tick is heartbeat.c,
+ * claims of degraded sessions claim.c).  Bad input is answered (REJECT
+ * where the protocol allows, else a close), logged and counted, and touches
+ * nothing but its own connection.  Input per connection is bounded by the
+ * read watermark, so a read callback handles a bounded number of frames.
+ *
+ * Store unavailable (store_health.c): a serving gateway accepts an arrival
+ * where it landed, unrecorded, and claims it when the store answers again;
+ * a draining one refuses it (REJECT unavailable), as it never accepts. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,38 +16,11 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 
+#include "conn.h"
 #include "gateway.h"
 #include "ringsteer/endpoint.h"
 #include "ringsteer/logfmt.h"
 #include "ringsteer/proto_event.h"
-
-enum conn_state {
-	CONN_HELLO,    /* waiting for HELLO (deadline running) */
-	CONN_ATTACHED, /* accepted here */
-	CONN_HANDOFF,  /* attached, redirected by the drain: kept until it leaves */
-	CONN_CLOSING,  /* flushing a last frame, then freed */
-};
-
-struct gw_conn {
-	struct gateway *gw;
-	struct gw_conn *prev, *next;
-	struct bufferevent *bev;
-	struct event *timer; /* HELLO deadline, then the deferred close */
-	enum conn_state state;
-	char source[RS_ENDPOINT_MAX + 1];
-	char member_id[RS_ID_MAX + 1];
-	uint64_t epoch;
-	uint32_t sandboxes;
-	bool attached_once; /* counted in n_attached; owes a session_end */
-	bool redirected;    /* handed off by the drain */
-	bool handoff_ended; /* its handoff was already counted (timeout, abandoned) */
-	int64_t handoff_deadline_ms;
-};
-
-static bool is_attached(const struct gw_conn *c)
-{
-	return c->state == CONN_ATTACHED || c->state == CONN_HANDOFF;
-}
 
 int64_t gw_now_ms(void)
 {
@@ -56,16 +34,21 @@ static void conn_free(struct gw_conn *c)
 {
 	struct gateway *gw = c->gw;
 
-	if (c->attached_once) {
+	/* An unrecorded session has no row to end; with the store away a
+	 * recorded one's row is left to lapse at its TTL (nobody refreshes it)
+	 * rather than cost the loop a store timeout per departure. */
+	if (c->attached_once && !c->unrecorded && gw_store_usable(gw)) {
 		int err = rs_store_session_end(gw->store, gw->cfg.id, c->member_id, c->epoch);
 
+		gw_store_outcome(gw, err);
 		if (err) {
 			gw->counters.store_errors++;
 			rs_log(stderr, "warn", gw->who, "event", "store_error", "op", "session_end", "member",
 			       c->member_id, "error", strerror(-err), NULL);
 		}
-		gw->n_attached--;
 	}
+	if (c->attached_once)
+		gw->n_attached--;
 	if (c->redirected && !c->handoff_ended)
 		gw->counters.handoffs_completed++; /* it left on its own: accepted at the target */
 	if (c->prev)
@@ -101,7 +84,7 @@ static void conn_close_after_flush(struct gw_conn *c)
 		evtimer_add(c->timer, &now);
 }
 
-static void send_frame(struct gw_conn *c, const struct rs_frame *f)
+void gw_conn_send(struct gw_conn *c, const struct rs_frame *f)
 {
 	if (rs_proto_write(bufferevent_get_output(c->bev), f) != 0)
 		rs_log(stderr, "error", c->gw->who, "event", "encode_failed", "type", rs_frame_type_name(f->type),
@@ -117,18 +100,25 @@ static void conn_reject(struct gw_conn *c, enum gw_reject why, uint16_t code, co
 	       "member", c->member_id, "detail", text, NULL);
 	f.u.reject.code = code;
 	snprintf(f.u.reject.text, sizeof(f.u.reject.text), "%s", text);
-	send_frame(c, &f);
+	gw_conn_send(c, &f);
 	conn_close_after_flush(c);
 }
 
-static void conn_goodbye(struct gw_conn *c, uint8_t reason, const char *text)
+void gw_conn_goodbye(struct gw_conn *c, uint8_t reason, const char *text)
 {
 	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_GOODBYE };
 
 	f.u.goodbye.reason = reason;
 	snprintf(f.u.goodbye.text, sizeof(f.u.goodbye.text), "%s", text);
-	send_frame(c, &f);
+	gw_conn_send(c, &f);
 	conn_close_after_flush(c);
+}
+
+void gw_conn_supersede(struct gw_conn *c, const char *why)
+{
+	c->gw->counters.superseded_closed++;
+	rs_log(stderr, "info", c->gw->who, "event", "superseded", "member", c->member_id, "by", why, NULL);
+	gw_conn_goodbye(c, RS_GOODBYE_SUPERSEDED, "a newer connection of this member took over");
 }
 
 /* Closes other attached connections of the same member with an older
@@ -139,13 +129,20 @@ static void supersede_local(struct gw_conn *fresh)
 
 	for (; c; c = next) {
 		next = c->next;
-		if (c != fresh && is_attached(c) && c->epoch < fresh->epoch &&
-		    strcmp(c->member_id, fresh->member_id) == 0) {
-			fresh->gw->counters.superseded_closed++;
-			rs_log(stderr, "info", c->gw->who, "event", "superseded", "member", c->member_id, NULL);
-			conn_goodbye(c, RS_GOODBYE_SUPERSEDED, "a newer connection of this member took over");
-		}
+		if (c != fresh && gw_conn_is_attached(c) && c->epoch < fresh->epoch &&
+		    strcmp(c->member_id, fresh->member_id) == 0)
+			gw_conn_supersede(c, "local");
 	}
+}
+
+/* Whether this gateway holds a connection of c's member at epoch or later. */
+static bool local_newer(const struct gw_conn *fresh, uint64_t epoch)
+{
+	for (const struct gw_conn *c = fresh->gw->conns; c; c = c->next)
+		if (c != fresh && gw_conn_is_attached(c) && c->epoch >= epoch &&
+		    strcmp(c->member_id, fresh->member_id) == 0)
+			return true;
+	return false;
 }
 
 static void log_decision(struct gw_conn *c, const struct rs_admit *a, bool stay_asked)
@@ -160,12 +157,74 @@ static void log_decision(struct gw_conn *c, const struct rs_admit *a, bool stay_
 	       c->source, NULL);
 }
 
+/* Attaches c here: ACCEPT, and any older connection of its member that
+ * this gateway holds is closed. */
+static void attach(struct gw_conn *c, const struct rs_hello *h)
+{
+	struct gateway *gw = c->gw;
+	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_ACCEPT };
+
+	c->state = CONN_ATTACHED;
+	c->epoch = h->epoch;
+	c->sandboxes = h->sandboxes;
+	snprintf(c->instance_id, sizeof(c->instance_id), "%s", h->instance_id);
+	c->attached_once = true;
+	gw->n_attached++;
+	snprintf(f.u.accept.gateway_id, sizeof(f.u.accept.gateway_id), "%s", gw->cfg.id);
+	snprintf(f.u.accept.peer, sizeof(f.u.accept.peer), "%s", gw->cfg.advertise_peer);
+	f.u.accept.heartbeat_ms = gw->cfg.heartbeat_ms;
+	gw_conn_send(c, &f);
+	supersede_local(c);
+}
+
+/* The placement transaction, unless the store is known to be away (then
+ * -EIO at once, *tried false: after one failure only the heartbeat probes
+ * it, so a burst of arrivals during an outage does not stall the loop one
+ * store timeout each).  Errors are counted and logged here. */
+static int admit(struct gw_conn *c, struct rs_admit *a, bool *tried)
+{
+	struct gateway *gw = c->gw;
+	int64_t t0 = gw_mono_ms();
+	char ms[24];
+	int err;
+
+	*tried = gw_store_usable(gw);
+	if (!*tried)
+		return -EIO;
+	err = rs_store_admit(gw->store, a);
+	gw_store_outcome(gw, err);
+	if (err && err != -ESTALE) {
+		gw->counters.store_errors++;
+		snprintf(ms, sizeof(ms), "%lld", (long long)(gw_mono_ms() - t0));
+		rs_log(stderr, "error", gw->who, "event", "store_error", "op", "admit", "member", a->member_id, "error",
+		       strerror(-err), "ms", ms, NULL);
+	}
+	return err;
+}
+
+/* The store is unavailable: accept c where it landed, without placement
+ * (the issue accepts the imbalance this may cause), and record it once the
+ * store answers again (claim.c). */
+static void accept_degraded(struct gw_conn *c, const struct rs_hello *h, const char *error)
+{
+	struct gateway *gw = c->gw;
+	char epoch[24];
+
+	snprintf(epoch, sizeof(epoch), "%llu", (unsigned long long)h->epoch);
+	gw->counters.degraded_accepts++;
+	rs_log(stderr, "warn", gw->who, "event", "degraded_accept", "member", h->member_id, "epoch", epoch, "stay",
+	       (h->flags & RS_HELLO_STAY) ? "1" : "0", "source", c->source, "error", error, NULL);
+	c->unrecorded = true;
+	attach(c, h);
+}
+
 static void on_hello(struct gw_conn *c, const struct rs_hello *h)
 {
 	struct gateway *gw = c->gw;
 	struct rs_admit a = { 0 };
 	struct rs_frame f = { .version = RS_PROTO_VERSION };
 	uint64_t expiry;
+	bool tried;
 	int err;
 
 	snprintf(c->member_id, sizeof(c->member_id), "%s", h->member_id);
@@ -185,16 +244,22 @@ static void on_hello(struct gw_conn *c, const struct rs_hello *h)
 	a.sandboxes = h->sandboxes;
 	a.source = c->source;
 	a.now_ms = gw_now_ms();
-	err = rs_store_admit(gw->store, &a);
+	err = admit(c, &a, &tried);
 	if (err == -ESTALE) {
 		conn_reject(c, GW_REJECT_SUPERSEDED, RS_REJECT_SUPERSEDED, "a newer epoch of this member is attached");
 		return;
 	}
-	if (err) {
-		gw->counters.store_errors++;
-		rs_log(stderr, "error", gw->who, "event", "store_error", "op", "admit", "member", h->member_id, "error",
-		       strerror(-err), NULL);
+	if (err && (!gw_store_unavailable(err) || gw->draining)) {
 		conn_reject(c, GW_REJECT_UNAVAILABLE, RS_REJECT_UNAVAILABLE, "placement store unavailable");
+		return;
+	}
+	if (err && local_newer(c, h->epoch)) {
+		/* What the store would have said, known first-hand. */
+		conn_reject(c, GW_REJECT_SUPERSEDED, RS_REJECT_SUPERSEDED, "a newer epoch of this member is attached");
+		return;
+	}
+	if (err) {
+		accept_degraded(c, h, tried ? strerror(-err) : "store down (not tried)");
 		return;
 	}
 	log_decision(c, &a, h->flags & RS_HELLO_STAY);
@@ -205,23 +270,13 @@ static void on_hello(struct gw_conn *c, const struct rs_hello *h)
 		snprintf(f.u.redirect.gateway_id, sizeof(f.u.redirect.gateway_id), "%s", a.target_id);
 		snprintf(f.u.redirect.peer, sizeof(f.u.redirect.peer), "%s", a.target_peer);
 		f.u.redirect.reason = RS_REDIRECT_PLACEMENT;
-		send_frame(c, &f);
+		gw_conn_send(c, &f);
 		conn_close_after_flush(c);
 		return;
 	}
 	gw->counters.accepts++;
 	gw->counters.stays += a.decision.reason == RS_REASON_STAY;
-	c->state = CONN_ATTACHED;
-	c->epoch = h->epoch;
-	c->sandboxes = h->sandboxes;
-	c->attached_once = true;
-	gw->n_attached++;
-	f.type = RS_FRAME_ACCEPT;
-	snprintf(f.u.accept.gateway_id, sizeof(f.u.accept.gateway_id), "%s", gw->cfg.id);
-	snprintf(f.u.accept.peer, sizeof(f.u.accept.peer), "%s", gw->cfg.advertise_peer);
-	f.u.accept.heartbeat_ms = gw->cfg.heartbeat_ms;
-	send_frame(c, &f);
-	supersede_local(c);
+	attach(c, h);
 }
 
 static void on_refresh(struct gw_conn *c)
@@ -235,7 +290,7 @@ static void on_refresh(struct gw_conn *c)
 		return;
 	}
 	f.u.token.expiry = expiry;
-	send_frame(c, &f);
+	gw_conn_send(c, &f);
 	rs_log(stderr, "info", gw->who, "event", "token_refreshed", "member", c->member_id, NULL);
 }
 
@@ -248,7 +303,12 @@ static void on_sandboxes(struct gw_conn *c, uint32_t count)
 	c->sandboxes = count;
 	snprintf(n, sizeof(n), "%u", count);
 	rs_log(stderr, "info", gw->who, "event", "sandboxes", "member", c->member_id, "count", n, NULL);
+	/* Unrecorded, or the store away: the claim or the next heartbeat
+	 * carries the count. */
+	if (c->unrecorded || !gw_store_usable(gw))
+		return;
 	err = rs_store_session_sandboxes(gw->store, gw->cfg.id, c->member_id, c->epoch, count);
+	gw_store_outcome(gw, err);
 	if (err && err != -ESTALE) {
 		gw->counters.store_errors++;
 		rs_log(stderr, "warn", gw->who, "event", "store_error", "op", "sandboxes", "error", strerror(-err), NULL);
@@ -323,7 +383,7 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 	if (what & BEV_EVENT_TIMEOUT)
 		rs_log(stderr, "info", c->gw->who, "event", "idle_timeout", "member", c->member_id, "source", c->source,
 		       NULL);
-	else if (is_attached(c))
+	else if (gw_conn_is_attached(c))
 		rs_log(stderr, "info", c->gw->who, "event", "disconnected", "member", c->member_id, NULL);
 	conn_free(c);
 }
@@ -388,12 +448,12 @@ void gw_conn_close_all(struct gateway *gw, uint8_t goodbye_reason)
 
 	for (c = gw->conns; c; c = next) {
 		next = c->next;
-		if (is_attached(c)) {
+		if (gw_conn_is_attached(c)) {
 			struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_GOODBYE };
 
 			f.u.goodbye.reason = goodbye_reason;
 			snprintf(f.u.goodbye.text, sizeof(f.u.goodbye.text), "gateway stopping");
-			send_frame(c, &f);
+			gw_conn_send(c, &f);
 			/* Best effort: the frame is queued; freeing now closes. */
 			bufferevent_flush(c->bev, EV_WRITE, BEV_FLUSH);
 		}
@@ -401,68 +461,16 @@ void gw_conn_close_all(struct gateway *gw, uint8_t goodbye_reason)
 	}
 }
 
-void gw_conn_heartbeat(struct gateway *gw)
-{
-	struct rs_session_ref *refs;
-	struct gw_conn **owners, *c, *next;
-	size_t n = 0;
-	int err;
-
-	refs = calloc(gw->n_attached + 1, sizeof(*refs));
-	owners = calloc(gw->n_attached + 1, sizeof(*owners));
-	if (!refs || !owners)
-		goto cleanup;
-	for (c = gw->conns; c && n < gw->n_attached; c = c->next) {
-		if (c->state != CONN_ATTACHED)
-			continue;
-		refs[n] = (struct rs_session_ref){ .member_id = c->member_id, .epoch = c->epoch,
-						   .sandboxes = c->sandboxes };
-		owners[n++] = c;
-	}
-	err = rs_store_heartbeat(gw->store, gw->cfg.id, gw_now_ms(), refs, n);
-	if (err == -ENOENT) {
-		/* Our row is gone (removed, or expired and swept): register again,
-		 * still draining if we are. */
-		err = rs_store_gateway_register(gw->store, gw->cfg.id, gw->cfg.advertise_peer,
-						gw->draining ? RS_GATEWAY_DRAINING : RS_GATEWAY_SERVING, gw_now_ms());
-		if (!err)
-			err = rs_store_heartbeat(gw->store, gw->cfg.id, gw_now_ms(), refs, n);
-	}
-	if (err) {
-		gw->counters.store_errors++;
-		rs_log(stderr, "warn", gw->who, "event", "store_error", "op", "heartbeat", "error", strerror(-err), NULL);
-		/* Attached supervisors stay served while the store is away. */
-		for (size_t i = 0; i < n; i++)
-			refs[i].superseded = false;
-	}
-	gw->registered = gw->registered || err == 0;
-	for (size_t i = 0; i < n; i++) {
-		if (refs[i].superseded) {
-			gw->counters.superseded_closed++;
-			rs_log(stderr, "info", gw->who, "event", "superseded", "member", owners[i]->member_id, NULL);
-			conn_goodbye(owners[i], RS_GOODBYE_SUPERSEDED, "a newer connection of this member took over");
-		}
-	}
-	for (c = gw->conns; c; c = next) {
-		next = c->next;
-		if (is_attached(c))
-			send_frame(c, &(struct rs_frame){ .version = RS_PROTO_VERSION, .type = RS_FRAME_HEARTBEAT });
-	}
-	if (!err)
-		gw_drain_check_store(gw);
-cleanup:
-	free(refs);
-	free(owners);
-}
-
-void gw_conn_gauges(const struct gateway *gw, uint64_t *supervisors, uint64_t *busiest)
+void gw_conn_gauges(const struct gateway *gw, uint64_t *supervisors, uint64_t *busiest, uint64_t *unrecorded)
 {
 	*supervisors = 0;
 	*busiest = 0;
+	*unrecorded = 0;
 	for (const struct gw_conn *c = gw->conns; c; c = c->next) {
-		if (!is_attached(c))
+		if (!gw_conn_is_attached(c))
 			continue;
 		(*supervisors)++;
+		*unrecorded += c->unrecorded;
 		if (c->sandboxes > *busiest)
 			*busiest = c->sandboxes;
 	}
@@ -482,7 +490,7 @@ void gw_conn_drain_counts(struct gateway *gw, int64_t now_ms, size_t *waiting, s
 			gw->counters.handoffs_timed_out++;
 			c->handoff_ended = true;
 			rs_log(stderr, "warn", gw->who, "event", "handoff_timeout", "member", c->member_id, NULL);
-			conn_goodbye(c, RS_GOODBYE_SHUTDOWN, "handoff deadline passed");
+			gw_conn_goodbye(c, RS_GOODBYE_SHUTDOWN, "handoff deadline passed");
 		} else if (c->state == CONN_HANDOFF) {
 			(*in_flight)++;
 		}
@@ -500,6 +508,18 @@ int gw_conn_hand_off_next(struct gateway *gw)
 		c = c->next;
 	if (!c)
 		return 0;
+	/* A handoff is a store transaction: with the store away nobody can be
+	 * placed; the pacer tries again next slot (no store call, no stall) and
+	 * the budget ends the drain if the store never returns. */
+	if (!gw_store_usable(gw))
+		return -EAGAIN;
+	/* The handoff needs the member's row here: a degraded session is
+	 * recorded first (the heartbeat may not have claimed it yet). */
+	if (c->unrecorded) {
+		err = gw_conn_claim(c);
+		if (err)
+			return err == -ESTALE ? 0 : err;
+	}
 	a.gateway_id = gw->cfg.id;
 	a.member_id = c->member_id;
 	a.epoch = c->epoch;
@@ -507,10 +527,10 @@ int gw_conn_hand_off_next(struct gateway *gw)
 	a.sandboxes = c->sandboxes;
 	a.now_ms = gw_now_ms();
 	err = rs_store_admit(gw->store, &a);
+	gw_store_outcome(gw, err);
 	if (err == -ESTALE) {
 		/* Its row moved on while we held the link: it is someone else's. */
-		gw->counters.superseded_closed++;
-		conn_goodbye(c, RS_GOODBYE_SUPERSEDED, "a newer connection of this member took over");
+		gw_conn_supersede(c, "handoff");
 		return 0;
 	}
 	if (err) {
@@ -525,7 +545,7 @@ int gw_conn_hand_off_next(struct gateway *gw)
 	snprintf(f.u.redirect.gateway_id, sizeof(f.u.redirect.gateway_id), "%s", a.target_id);
 	snprintf(f.u.redirect.peer, sizeof(f.u.redirect.peer), "%s", a.target_peer);
 	f.u.redirect.reason = RS_REDIRECT_DRAIN;
-	send_frame(c, &f);
+	gw_conn_send(c, &f);
 	gw->counters.redirects_drain++;
 	c->state = CONN_HANDOFF;
 	c->redirected = true;
@@ -539,11 +559,11 @@ void gw_conn_abandon_all(struct gateway *gw)
 
 	for (c = gw->conns; c; c = next) {
 		next = c->next;
-		if (!is_attached(c))
+		if (!gw_conn_is_attached(c))
 			continue;
 		gw->counters.handoffs_abandoned++;
 		c->handoff_ended = true;
 		rs_log(stderr, "warn", gw->who, "event", "handoff_abandoned", "member", c->member_id, NULL);
-		conn_goodbye(c, RS_GOODBYE_SHUTDOWN, "drain budget spent");
+		gw_conn_goodbye(c, RS_GOODBYE_SHUTDOWN, "drain budget spent");
 	}
 }

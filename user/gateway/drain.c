@@ -4,7 +4,14 @@
  * by the store's handoff transaction and REDIRECT {drain}, paced; each old
  * link stays until its supervisor leaves (accepted at the target: make
  * before break) or its deadline passes; the budget closes what is left.
- * The pacing decisions are rs_drain_next()'s (user/drain/pacer.c). */
+ * The pacing decisions are rs_drain_next()'s (user/drain/pacer.c).
+ *
+ * With the store unavailable nobody can be handed off (each handoff is a
+ * store transaction): membership is not read (the wait runs out), each
+ * pace slot's handoff returns at once without a store call, the heartbeat
+ * keeps probing, and the drain either resumes when the store answers or
+ * ends at its budget, closing whoever is left (counted abandoned).  Our
+ * row's draining state is written when the store answers again. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +26,13 @@ static bool others_serving(struct gateway *gw)
 	struct rs_gateway_row *rows = NULL;
 	size_t n = 0;
 	bool found = false;
+	int err;
 
-	if (rs_store_list_gateways(gw->store, gw_now_ms(), false, &rows, &n) != 0) {
+	if (!gw_store_usable(gw))
+		return false;
+	err = rs_store_list_gateways(gw->store, gw_now_ms(), false, &rows, &n);
+	gw_store_outcome(gw, err);
+	if (err) {
 		gw->counters.store_errors++;
 		return false;
 	}
@@ -92,13 +104,22 @@ void gw_drain_start(struct gateway *gw, bool exit_after)
 		return;
 	}
 	gw->draining = true;
-	err = rs_store_gateway_register(gw->store, gw->cfg.id, gw->cfg.advertise_peer, RS_GATEWAY_DRAINING,
-					gw_now_ms());
-	if (err) {
-		gw->counters.store_errors++;
-		rs_log(stderr, "error", gw->who, "event", "store_error", "op", "drain", "error", strerror(-err), NULL);
+	/* With the store away the heartbeat writes it once it answers. */
+	gw->drain_unrecorded = true;
+	if (gw_store_usable(gw)) {
+		err = rs_store_gateway_register(gw->store, gw->cfg.id, gw->cfg.advertise_peer, RS_GATEWAY_DRAINING,
+						gw_now_ms());
+		gw_store_outcome(gw, err);
+		if (err) {
+			gw->counters.store_errors++;
+			rs_log(stderr, "error", gw->who, "event", "store_error", "op", "drain", "error", strerror(-err),
+			       NULL);
+		} else {
+			gw->drain_unrecorded = false;
+		}
 	}
-	rs_log(stderr, "info", gw->who, "event", "draining", "exit_after", exit_after ? "1" : "0", NULL);
+	rs_log(stderr, "info", gw->who, "event", "draining", "exit_after", exit_after ? "1" : "0", "recorded",
+	       gw->drain_unrecorded ? "0" : "1", NULL);
 	rs_drain_start(&gw->drain, &gw->cfg.drain, gw_now_ms());
 	evtimer_add(gw->drain_ev, &now);
 }
@@ -106,9 +127,12 @@ void gw_drain_start(struct gateway *gw, bool exit_after)
 void gw_drain_check_store(struct gateway *gw)
 {
 	struct rs_gateway_row row;
+	int err;
 
 	if (gw->draining)
 		return;
-	if (rs_store_gateway_get(gw->store, gw->cfg.id, gw_now_ms(), &row) == 0 && row.state == RS_GATEWAY_DRAINING)
+	err = rs_store_gateway_get(gw->store, gw->cfg.id, gw_now_ms(), &row);
+	gw_store_outcome(gw, err);
+	if (err == 0 && row.state == RS_GATEWAY_DRAINING)
 		gw_drain_start(gw, false);
 }

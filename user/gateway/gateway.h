@@ -1,6 +1,6 @@
 /* gateway.h - the reference gateway's state, shared by its files: the
- * configuration, the event loop and its listeners, the store, the attached
- * connections, and the counters /metrics exports.  One gateway per process;
+ * configuration, the event loop and its listeners, the store and whether it
+ * answers, the attached connections, and the counters /metrics exports.  One gateway per process;
  * everything hangs off the struct gateway that main() owns. */
 #ifndef RS_GATEWAY_H
 #define RS_GATEWAY_H
@@ -34,6 +34,8 @@ struct gw_config {
 	bool no_placement;           /* accept everyone where they land (benchmarks) */
 	struct rs_drain_config drain;
 	uint32_t handoff_timeout_ms; /* a redirected supervisor's old link is kept this long */
+	uint32_t store_timeout_ms;   /* longest wait for the store's lock: each store call
+				      * blocks the event loop at most this long */
 };
 
 /* Reasons a connection is refused, as metric labels; order = enum. */
@@ -61,6 +63,9 @@ struct gw_counters {
 	uint64_t handoffs_completed;  /* redirected by the drain, left before the deadline */
 	uint64_t handoffs_timed_out;  /* redirected, still attached at the deadline: closed */
 	uint64_t handoffs_abandoned;  /* still attached when the budget ran out: closed */
+	uint64_t degraded_accepts;    /* accepted without the store (it was unavailable) */
+	uint64_t claims_recorded;     /* degraded sessions the store learnt on its return */
+	uint64_t claims_superseded;   /* degraded sessions the store had a newer epoch for: closed */
 };
 
 struct gw_conn;
@@ -79,6 +84,8 @@ struct gateway {
 	bool registered;              /* the store has our row: /readyz */
 	bool stopping;                /* SIGTERM: exit once drained */
 	bool draining;                /* handing off; not ready; never a target */
+	bool drain_unrecorded;        /* draining, but the store has not been told yet */
+	bool store_up;                /* the last store operation found the store answering */
 	struct rs_drain drain;
 	struct event *drain_ev;
 	struct gw_counters counters;
@@ -91,12 +98,14 @@ void gw_conn_accept(struct evconnlistener *lst, evutil_socket_t fd, struct socka
 void gw_conn_close_all(struct gateway *gw, uint8_t goodbye_reason);
 
 /* The heartbeat tick: refreshes the store, closes superseded connections,
- * sends HEARTBEAT to every attached supervisor (conn.c). */
+ * claims the sessions accepted while the store was unavailable once it
+ * answers, sends HEARTBEAT to every attached supervisor (heartbeat.c). */
 void gw_conn_heartbeat(struct gateway *gw);
 
-/* Returns the number of attached supervisors and the most sandboxes one of
- * them carries (conn.c); supervisors being handed off still count. */
-void gw_conn_gauges(const struct gateway *gw, uint64_t *supervisors, uint64_t *busiest);
+/* Returns the number of attached supervisors, the most sandboxes one of
+ * them carries, and how many of them the store does not know yet (accepted
+ * degraded) (conn.c); supervisors being handed off still count. */
+void gw_conn_gauges(const struct gateway *gw, uint64_t *supervisors, uint64_t *busiest, uint64_t *unrecorded);
 
 /* Counts attached supervisors not yet redirected (waiting) and redirected
  * but still attached (in flight), closing those past their handoff
@@ -122,6 +131,23 @@ void gw_drain_tick(evutil_socket_t fd, short what, void *arg);
 
 /* Reads our row's state: a `ringsteerctl drain` starts the drain (drain.c). */
 void gw_drain_check_store(struct gateway *gw);
+
+/* Whether err from a store call means the store is unavailable (the backend
+ * could not get an answer: busy past the timeout, I/O, a lost connection),
+ * as opposed to an answer the caller handles (store_health.c). */
+bool gw_store_unavailable(int err);
+
+/* Records a store call's outcome in store_up (0 or an answer: up; an
+ * unavailable error: down), logging each change once (store_health.c). */
+void gw_store_outcome(struct gateway *gw, int err);
+
+/* Whether store calls other than the heartbeat should be tried: after a
+ * failure only the heartbeat probes the store, so an outage costs the loop
+ * one store timeout per heartbeat, not one per arrival (store_health.c). */
+bool gw_store_usable(const struct gateway *gw);
+
+/* Milliseconds of a monotonic clock: how long a store call held the loop. */
+int64_t gw_mono_ms(void);
 
 /* Serves /metrics, /readyz, /healthz on cfg.metrics.  Returns 0 or -errno (metrics.c). */
 int gw_metrics_start(struct gateway *gw);

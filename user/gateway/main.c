@@ -37,7 +37,12 @@ static const char usage[] =
 	"  --drain-budget MS       SIGTERM: hand everyone off within MS, then exit (default 25000)\n"
 	"  --drain-pace MS         between two drain redirects (default 50)\n"
 	"  --drain-wait MS         longest wait to see another serving gateway (default 5000)\n"
-	"  --handoff-timeout MS    keep a redirected supervisor's link this long (default 5000)\n";
+	"  --handoff-timeout MS    keep a redirected supervisor's link this long (default 5000)\n"
+	"  --store-timeout MS      longest wait for the store (its lock, its answer) per call; the\n"
+	"                          event loop waits with it, so keep it well under 3 x --heartbeat\n"
+	"                          (default 1000).  While the store is unavailable, attached\n"
+	"                          supervisors stay and arrivals are accepted where they land\n"
+	"                          (degraded), then recorded when it answers again\n";
 
 static int parse_ms(const char *flag, const char *text, uint32_t *out)
 {
@@ -47,7 +52,7 @@ static int parse_ms(const char *flag, const char *text, uint32_t *out)
 static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 {
 	enum { O_AGENT = 255, O_ADVERTISE = 256, O_HELLO, O_RESERVATION, O_TOKEN_TTL, O_NO_PLACEMENT, O_BUDGET, O_PACE, O_WAIT,
-	       O_HANDOFF_TIMEOUT };
+	       O_HANDOFF_TIMEOUT, O_STORE_TIMEOUT };
 	static const struct option opts[] = {
 		{ "id", required_argument, NULL, 'i' },
 		{ "listen", required_argument, NULL, 'l' },
@@ -67,6 +72,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		{ "drain-pace", required_argument, NULL, O_PACE },
 		{ "drain-wait", required_argument, NULL, O_WAIT },
 		{ "handoff-timeout", required_argument, NULL, O_HANDOFF_TIMEOUT },
+		{ "store-timeout", required_argument, NULL, O_STORE_TIMEOUT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -77,7 +83,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 	*cfg = (struct gw_config){ .store_url = RS_STORE_DEFAULT_URL, .heartbeat_ms = 5000, .ttl_ms = 15000,
 				   .hello_timeout_ms = 5000, .reservation_ms = 5000, .token_ttl_s = 3600,
 				   .drain = { .pace_ms = 50, .budget_ms = 25000, .membership_wait_ms = 5000 },
-				   .handoff_timeout_ms = 5000 };
+				   .handoff_timeout_ms = 5000, .store_timeout_ms = 1000 };
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		int err = 0;
@@ -101,6 +107,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		case O_PACE: err = parse_ms("--drain-pace", optarg, &cfg->drain.pace_ms); break;
 		case O_WAIT: err = parse_ms("--drain-wait", optarg, &cfg->drain.membership_wait_ms); break;
 		case O_HANDOFF_TIMEOUT: err = parse_ms("--handoff-timeout", optarg, &cfg->handoff_timeout_ms); break;
+		case O_STORE_TIMEOUT: err = parse_ms("--store-timeout", optarg, &cfg->store_timeout_ms); break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case ':':
 			fprintf(stderr, "ringsteer-gateway: option %s needs a value\n", argv[optind - 1]);
@@ -216,6 +223,7 @@ int main(int argc, char **argv)
 	}
 	opt.ttl_ms = gw.cfg.ttl_ms;
 	opt.reservation_ms = gw.cfg.reservation_ms;
+	opt.busy_timeout_ms = gw.cfg.store_timeout_ms;
 	err = rs_store_open(gw.cfg.store_url, &opt, &gw.store);
 	if (err) {
 		rs_log(stderr, "error", gw.who, "event", "store_failed", "url", gw.cfg.store_url, "error",
@@ -242,7 +250,9 @@ int main(int argc, char **argv)
 		       strerror(-err), NULL);
 		goto cleanup;
 	}
+	gw.store_up = true; /* it just opened */
 	err = rs_store_gateway_register(gw.store, gw.cfg.id, gw.cfg.advertise_peer, RS_GATEWAY_SERVING, gw_now_ms());
+	gw_store_outcome(&gw, err);
 	if (err) {
 		gw.counters.store_errors++;
 		rs_log(stderr, "warn", gw.who, "event", "store_error", "op", "register", "error", strerror(-err), NULL);

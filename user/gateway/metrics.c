@@ -28,9 +28,9 @@ static void render(const void *ctx, struct evbuffer *b)
 	const struct gateway *gw = ctx;
 	const struct gw_counters *k = &gw->counters;
 	const char *id = gw->cfg.id; /* ids are [a-z0-9.-]: no label escaping needed */
-	uint64_t supervisors, busiest;
+	uint64_t supervisors, busiest, unrecorded;
 
-	gw_conn_gauges(gw, &supervisors, &busiest);
+	gw_conn_gauges(gw, &supervisors, &busiest, &unrecorded);
 	rs_metrics_family(b, "ringsteer_gateway_supervisors", "gauge", "Supervisors attached to this gateway.");
 	evbuffer_add_printf(b, "ringsteer_gateway_supervisors{gateway=\"%s\"} %llu\n", id,
 			    (unsigned long long)supervisors);
@@ -76,6 +76,23 @@ static void render(const void *ctx, struct evbuffer *b)
 	rs_metrics_family(b, "ringsteer_gateway_store_errors_total", "counter", "Store operations that failed.");
 	evbuffer_add_printf(b, "ringsteer_gateway_store_errors_total{gateway=\"%s\"} %llu\n", id,
 			    (unsigned long long)k->store_errors);
+	rs_metrics_family(b, "ringsteer_gateway_store_up", "gauge",
+	       "1 when the last store operation got an answer, 0 when the store was unavailable.");
+	evbuffer_add_printf(b, "ringsteer_gateway_store_up{gateway=\"%s\"} %d\n", id, gw->store_up ? 1 : 0);
+	rs_metrics_family(b, "ringsteer_gateway_degraded_accepts_total", "counter",
+	       "Supervisors accepted where they landed, without placement, because the store was unavailable.");
+	evbuffer_add_printf(b, "ringsteer_gateway_degraded_accepts_total{gateway=\"%s\"} %llu\n", id,
+			    (unsigned long long)k->degraded_accepts);
+	rs_metrics_family(b, "ringsteer_gateway_unrecorded_supervisors", "gauge",
+	       "Attached supervisors accepted degraded that the store has not recorded yet.");
+	evbuffer_add_printf(b, "ringsteer_gateway_unrecorded_supervisors{gateway=\"%s\"} %llu\n", id,
+			    (unsigned long long)unrecorded);
+	rs_metrics_family(b, "ringsteer_gateway_store_claims_total", "counter",
+	       "Degraded sessions claimed in the store once it answered again, by result.");
+	evbuffer_add_printf(b, "ringsteer_gateway_store_claims_total{gateway=\"%s\",result=\"recorded\"} %llu\n", id,
+			    (unsigned long long)k->claims_recorded);
+	evbuffer_add_printf(b, "ringsteer_gateway_store_claims_total{gateway=\"%s\",result=\"superseded\"} %llu\n",
+			    id, (unsigned long long)k->claims_superseded);
 }
 
 static void on_request(struct evhttp_request *req, void *arg)

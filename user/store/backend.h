@@ -5,9 +5,9 @@
  * placement transaction) is written once in store.c, store_rows.c and
  * store_admit.c.  The SQL is written once too, in store_sql.c, with
  * PostgreSQL-style $n placeholders: SQLite reads "$1" as a named parameter
- * and the SQLite backend binds by name, libpq binds $n natively.  A new
- * backend (PostgreSQL next) is one file implementing struct
- * rs_store_backend and one line in store.c's backend table.
+ * and the SQLite backend binds by name, libpq binds $n natively.  A
+ * backend is one file implementing struct rs_store_backend (store_sqlite.c,
+ * store_pg.c) and a line per URL scheme in store.c's backend table.
  *
  * Contract for every backend:
  * - begin(RS_TXN_WRITE) serializes writers across every connection to the
@@ -29,10 +29,17 @@
  *   -ENOMEM, -EIO (anything else; the backend may log nothing: the caller
  *   decides).  A non-zero return from on_row stops the statement and is
  *   returned as is.
+ * - A lost connection (server restarted, backend killed, network gone) is
+ *   -EIO for the call that finds it, and the next begin() reconnects (and
+ *   re-prepares): the process never has to reopen the store.  A backend
+ *   that cannot lose its connection (SQLite's file) has nothing to do.
+ * - Statements flagged notify (store_sql.c) are the change-notification
+ *   part of the schema: only a backend with a watch hook runs them.
  * - A connection is used by one thread at a time. */
 #ifndef RS_STORE_BACKEND_H
 #define RS_STORE_BACKEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -63,6 +70,12 @@ enum rs_stmt {
 	RS_STMT_CREATE_SESSIONS_LOAD,
 	RS_STMT_VERSION_SELECT,
 	RS_STMT_VERSION_INSERT,
+	RS_STMT_VERSION_UPDATE,
+	RS_STMT_CREATE_NOTIFY_FN,
+	RS_STMT_CREATE_GATEWAYS_NOTIFY,
+	RS_STMT_CREATE_GATEWAYS_NOTIFY_UPDATE,
+	RS_STMT_CREATE_SESSIONS_NOTIFY,
+	RS_STMT_CREATE_SESSIONS_NOTIFY_UPDATE,
 	RS_STMT_GATEWAY_UPSERT,
 	RS_STMT_GATEWAY_TOUCH,
 	RS_STMT_GATEWAY_SET_STATE,
@@ -91,12 +104,15 @@ struct rs_stmt_def {
 	const char *sql;     /* portable SQL, parameters $1..$n_params */
 	unsigned n_params;
 	unsigned n_cols;     /* result columns (0: no rows) */
+	bool notify;         /* change notification (PostgreSQL's dialect): run
+			      * only by a backend with a watch hook */
 };
 
 /* Indexed by enum rs_stmt (store_sql.c). */
 extern const struct rs_stmt_def rs_store_stmts[RS_STMT_COUNT];
 
-/* The schema version this code reads and writes. */
+/* The schema version this code reads and writes (store.c migrates older
+ * stores up to it and refuses newer ones). */
 #define RS_STORE_SCHEMA_VERSION 1
 
 enum rs_txn {
@@ -110,7 +126,8 @@ typedef int (*rs_db_row_fn)(void *ctx, const struct rs_db_value *cols, size_t n_
 struct rs_db; /* a backend's connection */
 
 struct rs_store_backend {
-	const char *scheme; /* the URL scheme it serves, without ':' */
+	const char *scheme; /* its name: the main URL scheme it serves (store.c's
+			     * table maps every scheme it serves to it) */
 
 	/* Connects to url (the whole URL, scheme included), applying opt (all
 	 * filled in).  Returns 0, -EINVAL (malformed location), -EIO, -ENOMEM. */
@@ -126,9 +143,19 @@ struct rs_store_backend {
 	 * rows inserted, updated or deleted. */
 	int (*exec)(struct rs_db *db, enum rs_stmt stmt, const struct rs_db_value *params, rs_db_row_fn on_row,
 		    void *ctx, uint64_t *changes);
+
+	/* Optional (NULL: rs_store_watch() is -EOPNOTSUPP).  watch() starts
+	 * following the store's changes, on a connection of its own so that
+	 * exec() never swallows a notification, and returns a descriptor to
+	 * poll for readability (again, reconnecting, after a failed consume);
+	 * watch_consume() reads what arrived without blocking and returns how
+	 * many notifications, or -EIO when the watch connection is lost. */
+	int (*watch)(struct rs_db *db);
+	int (*watch_consume)(struct rs_db *db);
 };
 
 extern const struct rs_store_backend rs_store_sqlite_backend;
+extern const struct rs_store_backend rs_store_pg_backend;
 
 /* Parameter constructors for the callers of exec(). */
 static inline struct rs_db_value rs_db_int(int64_t i)

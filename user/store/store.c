@@ -1,6 +1,7 @@
 /* store.c - the store handle and its ledger operations, written once over
  * the backend interface (backend.h): URL dispatch to a backend, options
- * and their defaults, the schema (created if missing, version checked),
+ * and their defaults, the schema (created or migrated, versioned), the
+ * watch for changes,
  * gateway registration, state and removal, heartbeats, session updates,
  * and the listings (one gateway's row among them).  The placement
  * transaction is in store_admit.c.
@@ -18,8 +19,14 @@
 #include "ringsteer/proto.h"
 #include "store_internal.h"
 
-static const struct rs_store_backend *const backends[] = {
-	&rs_store_sqlite_backend,
+/* URL scheme -> backend (libpq takes both spellings of PostgreSQL's). */
+static const struct {
+	const char *scheme;
+	const struct rs_store_backend *be;
+} backends[] = {
+	{ "sqlite", &rs_store_sqlite_backend },
+	{ "postgres", &rs_store_pg_backend },
+	{ "postgresql", &rs_store_pg_backend },
 };
 
 #define DEFAULT_TTL_MS 15000
@@ -94,8 +101,8 @@ static int find_backend(const char *url, const struct rs_store_backend **out)
 	if (url[n] != ':')
 		return -EINVAL;
 	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
-		if (strlen(backends[i]->scheme) == n && strncasecmp(url, backends[i]->scheme, n) == 0) {
-			*out = backends[i];
+		if (strlen(backends[i].scheme) == n && strncasecmp(url, backends[i].scheme, n) == 0) {
+			*out = backends[i].be;
 			return 0;
 		}
 	}
@@ -117,34 +124,81 @@ static int on_version(void *ctx, const struct rs_db_value *cols, size_t n)
 	return 0;
 }
 
-/* Creates the tables if missing and checks (or records) the version. */
-static int create_schema(struct rs_store *st, void *arg)
+/* The migrations: schema_v<N> takes a store from version N - 1 to N, and
+ * a fresh store (version 0: no row) runs them all.  Version 1 is the first
+ * schema; its CREATEs say IF NOT EXISTS because stores written before
+ * versioned migrations have its tables and no triggers to add (SQLite).
+ * Each migration is one list of statements; the notify ones run only on a
+ * backend that can watch (backend.h). */
+static const enum rs_stmt schema_v1[] = {
+	RS_STMT_CREATE_GATEWAYS,
+	RS_STMT_CREATE_SESSIONS,
+	RS_STMT_CREATE_SESSIONS_LOAD,
+	RS_STMT_CREATE_NOTIFY_FN,
+	RS_STMT_CREATE_GATEWAYS_NOTIFY,
+	RS_STMT_CREATE_GATEWAYS_NOTIFY_UPDATE,
+	RS_STMT_CREATE_SESSIONS_NOTIFY,
+	RS_STMT_CREATE_SESSIONS_NOTIFY_UPDATE,
+};
+
+static const struct {
+	const enum rs_stmt *steps;
+	size_t n;
+} migrations[RS_STORE_SCHEMA_VERSION] = {
+	{ schema_v1, sizeof(schema_v1) / sizeof(schema_v1[0]) },
+};
+
+static int run_migration(struct rs_store *st, size_t i)
 {
-	static const enum rs_stmt ddl[] = {
-		RS_STMT_CREATE_VERSION,
-		RS_STMT_CREATE_GATEWAYS,
-		RS_STMT_CREATE_SESSIONS,
-		RS_STMT_CREATE_SESSIONS_LOAD,
-	};
+	for (size_t k = 0; k < migrations[i].n; k++) {
+		enum rs_stmt stmt = migrations[i].steps[k];
+		int err;
+
+		if (rs_store_stmts[stmt].notify && !st->be->watch)
+			continue;
+		err = st->be->exec(st->db, stmt, NULL, NULL, NULL, NULL);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Brings the schema to RS_STORE_SCHEMA_VERSION inside the open's write
+ * transaction: writers are serialized (backend.h), so of many gateways
+ * starting at once exactly one creates or migrates and the others find it
+ * done.  A read-only handle never writes: its store must be current. */
+static int migrate(struct rs_store *st, void *arg)
+{
 	struct version_check v = { 0 };
 	struct rs_db_value version = rs_db_int(RS_STORE_SCHEMA_VERSION);
+	int64_t current;
 	int err;
 
 	(void)arg;
-	for (size_t i = 0; i < sizeof(ddl) / sizeof(ddl[0]); i++) {
-		err = st->be->exec(st->db, ddl[i], NULL, NULL, NULL, NULL);
+	if (!st->opt.read_only) {
+		err = st->be->exec(st->db, RS_STMT_CREATE_VERSION, NULL, NULL, NULL, NULL);
 		if (err)
 			return err;
 	}
 	err = st->be->exec(st->db, RS_STMT_VERSION_SELECT, NULL, on_version, &v, NULL);
 	if (err)
 		return err;
-	if (v.rows == 0)
-		return st->be->exec(st->db, RS_STMT_VERSION_INSERT, &version, NULL, NULL, NULL);
-	/* Another version (a newer ringsteer wrote it) or a damaged table. */
-	if (v.rows != 1 || v.version != RS_STORE_SCHEMA_VERSION)
+	if (v.rows > 1 || (v.rows == 1 && v.version < 1))
+		return -EIO; /* a damaged table */
+	current = v.rows ? v.version : 0;
+	if (current > RS_STORE_SCHEMA_VERSION)
+		return -EPROTO; /* a newer ringsteer wrote it: never downgrade */
+	if (current == RS_STORE_SCHEMA_VERSION)
+		return 0;
+	if (st->opt.read_only)
 		return -EIO;
-	return 0;
+	for (int64_t i = current; i < RS_STORE_SCHEMA_VERSION; i++) {
+		err = run_migration(st, (size_t)i);
+		if (err)
+			return err;
+	}
+	return st->be->exec(st->db, v.rows ? RS_STMT_VERSION_UPDATE : RS_STMT_VERSION_INSERT, &version, NULL, NULL,
+			    NULL);
 }
 
 int rs_store_open(const char *url, const struct rs_store_options *opt, struct rs_store **out)
@@ -176,7 +230,7 @@ int rs_store_open(const char *url, const struct rs_store_options *opt, struct rs
 	err = be->open(url, &st->opt, &st->db);
 	if (err)
 		goto cleanup;
-	err = rs_store_txn(st, RS_TXN_WRITE, create_schema, NULL);
+	err = rs_store_txn(st, RS_TXN_WRITE, migrate, NULL);
 	/* open() promises -EIO for a store it cannot open or create, a busy one
 	 * included (it could not be created within the timeout). */
 	if (err == -EBUSY)
@@ -207,6 +261,24 @@ void rs_store_close(struct rs_store *st)
 const struct rs_store_options *rs_store_options(const struct rs_store *st)
 {
 	return &st->opt;
+}
+
+int rs_store_watch(struct rs_store *st)
+{
+	if (!st)
+		return -EINVAL;
+	if (!st->be->watch)
+		return -EOPNOTSUPP;
+	return st->be->watch(st->db);
+}
+
+int rs_store_watch_consume(struct rs_store *st)
+{
+	if (!st)
+		return -EINVAL;
+	if (!st->be->watch_consume)
+		return -EOPNOTSUPP;
+	return st->be->watch_consume(st->db);
 }
 
 /* ---- gateways ---- */

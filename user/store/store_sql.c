@@ -7,6 +7,9 @@
  * PostgreSQL's INTEGER would be 32-bit and too small for milliseconds),
  * INSERT ... ON CONFLICT ... DO UPDATE (SQLite >= 3.24, PostgreSQL >= 9.5),
  * no ORDER BY on text (collations differ; the caller sorts by bytes).
+ * The one part that is not portable is flagged notify: PostgreSQL's
+ * change notification (triggers calling pg_notify), run only by a backend
+ * with a watch hook.
  *
  * Liveness, the same predicate everywhere (store_internal.h states it in C):
  *   gateway live:  heartbeat_ms >= now - ttl
@@ -48,6 +51,44 @@ const struct rs_stmt_def rs_store_stmts[RS_STMT_COUNT] = {
 	[RS_STMT_VERSION_SELECT] = { "SELECT version FROM schema_version", 0, 1 },
 	/* $1 version */
 	[RS_STMT_VERSION_INSERT] = { "INSERT INTO schema_version (version) VALUES ($1)", 1, 0 },
+	/* $1 version */
+	[RS_STMT_VERSION_UPDATE] = { "UPDATE schema_version SET version = $1", 1, 0 },
+
+	/* Change notification (schema version 1 on PostgreSQL): one
+	 * notification on channel "ringsteer", payload the table's name, for
+	 * each change that matters to placement: rows inserted or deleted, and
+	 * updates of what a placement or a pin reads.  Heartbeat-only updates
+	 * (every gateway, several times a second) notify nothing: they would
+	 * storm the listeners.  PostgreSQL folds identical notifications of one
+	 * transaction into one.  Expiry by TTL writes nothing and so notifies
+	 * nothing: listeners keep a slow poll.  Each trigger is replaced if
+	 * there (DO: one statement; CREATE OR REPLACE TRIGGER needs 14), so
+	 * the migration is idempotent. */
+	[RS_STMT_CREATE_NOTIFY_FN] = {
+		"CREATE OR REPLACE FUNCTION ringsteer_notify() RETURNS trigger LANGUAGE plpgsql AS"
+		" $fn$ BEGIN PERFORM pg_notify('ringsteer', TG_TABLE_NAME); RETURN NULL; END $fn$",
+		0, 0, true },
+	[RS_STMT_CREATE_GATEWAYS_NOTIFY] = {
+		"DO $do$ BEGIN DROP TRIGGER IF EXISTS gateways_notify ON gateways;"
+		" CREATE TRIGGER gateways_notify AFTER INSERT OR DELETE ON gateways"
+		" FOR EACH ROW EXECUTE FUNCTION ringsteer_notify(); END $do$", 0, 0, true },
+	[RS_STMT_CREATE_GATEWAYS_NOTIFY_UPDATE] = {
+		"DO $do$ BEGIN DROP TRIGGER IF EXISTS gateways_notify_update ON gateways;"
+		" CREATE TRIGGER gateways_notify_update AFTER UPDATE ON gateways FOR EACH ROW"
+		" WHEN (OLD.id IS DISTINCT FROM NEW.id OR OLD.peer IS DISTINCT FROM NEW.peer"
+		" OR OLD.state IS DISTINCT FROM NEW.state)"
+		" EXECUTE FUNCTION ringsteer_notify(); END $do$", 0, 0, true },
+	[RS_STMT_CREATE_SESSIONS_NOTIFY] = {
+		"DO $do$ BEGIN DROP TRIGGER IF EXISTS sessions_notify ON sessions;"
+		" CREATE TRIGGER sessions_notify AFTER INSERT OR DELETE ON sessions"
+		" FOR EACH ROW EXECUTE FUNCTION ringsteer_notify(); END $do$", 0, 0, true },
+	[RS_STMT_CREATE_SESSIONS_NOTIFY_UPDATE] = {
+		"DO $do$ BEGIN DROP TRIGGER IF EXISTS sessions_notify_update ON sessions;"
+		" CREATE TRIGGER sessions_notify_update AFTER UPDATE ON sessions FOR EACH ROW"
+		" WHEN (OLD.member_id IS DISTINCT FROM NEW.member_id OR OLD.gateway_id IS DISTINCT FROM NEW.gateway_id"
+		" OR OLD.state IS DISTINCT FROM NEW.state OR OLD.epoch IS DISTINCT FROM NEW.epoch"
+		" OR OLD.sandboxes IS DISTINCT FROM NEW.sandboxes OR OLD.source IS DISTINCT FROM NEW.source)"
+		" EXECUTE FUNCTION ringsteer_notify(); END $do$", 0, 0, true },
 
 	/* $1 id, $2 peer, $3 state, $4 heartbeat_ms */
 	[RS_STMT_GATEWAY_UPSERT] = {

@@ -120,6 +120,22 @@ static int run_pragma(sqlite3 *db, const char *sql)
 	return rc == SQLITE_OK ? 0 : sqlite_error(rc);
 }
 
+/* Switching a new file to WAL takes an exclusive lock for a moment, and
+ * SQLite answers SQLITE_BUSY for it without calling the busy handler when
+ * another connection is opening the same file (gateways starting together):
+ * retry it under the same busy timeout. */
+static int run_pragma_waiting(struct rs_db *db, const char *sql)
+{
+	for (int count = 0;; count++) {
+		int rc = sqlite3_exec(db->db, sql, NULL, NULL, NULL);
+
+		if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED)
+			return rc == SQLITE_OK ? 0 : sqlite_error(rc);
+		if (!busy_wait(db, count))
+			return -EBUSY;
+	}
+}
+
 static void sqlite_close(struct rs_db *db)
 {
 	if (!db)
@@ -175,7 +191,7 @@ static int sqlite_open(const char *url, const struct rs_store_options *opt, stru
 	}
 	db->busy_timeout_us = (int64_t)opt->busy_timeout_ms * 1000;
 	sqlite3_busy_handler(db->db, busy_wait, db);
-	err = db->read_only ? 0 : run_pragma(db->db, "PRAGMA journal_mode=WAL");
+	err = db->read_only ? 0 : run_pragma_waiting(db, "PRAGMA journal_mode=WAL");
 	if (!err)
 		err = run_pragma(db->db, "PRAGMA synchronous=NORMAL");
 	if (err) {

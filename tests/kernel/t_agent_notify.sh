@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# With a PostgreSQL store the agent follows changes by LISTEN/NOTIFY (issue
+# 8): the poll is slowed to TTL/4 (here 150 s, longer than the test), yet a
+# new session's pin and a moved session's pin appear within a second; a
+# heartbeat-only update notifies nothing; when the watch connection is cut
+# the agent falls back to polling at --sync-interval, re-arms the watch, and
+# follows notifications again.  Skipped without a PostgreSQL server
+# (RS_PG_DIR, from tests/pg/pg_server.sh start).
+set -u
+. "$(dirname "$0")/lib.sh"
+[ -n "${RS_PG_DIR:-}" ] || { echo "skip: no PostgreSQL server (RS_PG_DIR unset)"; exit 77; }
+kt_up
+
+url=$("$(dirname "$0")/../pg/pg_server.sh" newdb "$RS_PG_DIR" "rs_kt_notify_$$") || fail "no database"
+"$RS_BUILD/ringsteerctl" init --store "$url" >/dev/null || fail "cannot create the store"
+sql() { psql -X -q -v ON_ERROR_STOP=1 "$url" -c "$1" >/dev/null; }
+now=$(($(date +%s%N) / 1000000))
+sql "INSERT INTO gateways VALUES ('gw-a', '127.0.1.1:7001', 0, $now), ('gw-b', '127.0.1.2:7001', 0, $now)" ||
+	fail "cannot fill the store"
+
+agent_start --store "$url" --ttl 600000 --sync-interval 300 --metrics 127.0.0.1:9200
+gws_start gw-a=127.0.1.1:7000 gw-b=127.0.1.2:7000
+await "agent watching the store" 5 grep -q 'event=watching' "$KT_DIR/agent.1.log"
+metric() { kt_ns curl -fsS --max-time 2 http://127.0.0.1:9200/metrics | awk -v n="$1" '$1 == n { print $2 }'; }
+[ "$(metric ringsteer_agent_store_watching)" = 1 ] || fail "watching gauge: $(metric ringsteer_agent_store_watching)"
+
+pin_of() { maps_json | jq -r --arg s "$1" '.pins[] | select(.source == $s) | .gateway'; }
+pin_is() { [ "$(pin_of "$1")" = "$2" ]; }
+session() { # MEMBER GATEWAY SOURCE
+	sql "INSERT INTO sessions VALUES ('$1', 'i', 1, '$2', 0, '$3', $now, $((now + 600000)), 1)"
+}
+
+syncs_before=$(metric 'ringsteer_agent_syncs_total{result="ok"}')
+session sup-1 gw-b 127.0.3.1:40001 || fail "insert"
+await "sup-1 pinned to gw-b by notification" 1 pin_is 127.0.3.1 gw-b
+sql "UPDATE sessions SET gateway_id = 'gw-a' WHERE member_id = 'sup-1'" || fail "update"
+await "the pin follows sup-1 to gw-a" 1 pin_is 127.0.3.1 gw-a
+[ "$(metric ringsteer_agent_store_notifications_total)" -ge 2 ] || fail "notifications: $(metric ringsteer_agent_store_notifications_total)"
+syncs_after=$(metric 'ringsteer_agent_syncs_total{result="ok"}')
+# No poll ran (the tick is 150 s): only the notified syncs, a few at most.
+[ $((syncs_after - syncs_before)) -le 4 ] || fail "$((syncs_after - syncs_before)) syncs for two changes: polling?"
+
+# Heartbeats notify nothing: one second of them, no notification.
+n0=$(metric ringsteer_agent_store_notifications_total)
+end=$(($(date +%s%N) + 1000000000))
+while [ "$(date +%s%N)" -lt $end ]; do
+	sql "UPDATE sessions SET heartbeat_ms = heartbeat_ms + 1; UPDATE gateways SET heartbeat_ms = heartbeat_ms + 1" ||
+		fail "heartbeat update"
+done
+sleep 0.2 # deliberate: a notification, were one sent, would arrive within this
+[ "$(metric ringsteer_agent_store_notifications_total)" = "$n0" ] ||
+	fail "heartbeat-only updates notified: $n0 -> $(metric ringsteer_agent_store_notifications_total)"
+
+# Cut the agent's connections: it falls back to polling, re-arms, follows again.
+sql "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()" ||
+	fail "terminate"
+sql "DELETE FROM sessions WHERE member_id = 'sup-1'" || fail "delete"
+session sup-2 gw-b 127.0.3.2:40002 || fail "insert"
+await "sup-2 pinned after the connection loss (poll or re-armed watch)" 5 pin_is 127.0.3.2 gw-b
+await "watch re-armed" 5 bash -c "[ \$(grep -c 'event=watching' '$KT_DIR/agent.1.log') -ge 2 ]"
+grep -q 'event=watch_lost' "$KT_DIR/agent.1.log" || fail "no watch_lost logged"
+session sup-3 gw-a 127.0.3.3:40003 || fail "insert"
+await "sup-3 pinned by notification after the re-arm" 1 pin_is 127.0.3.3 gw-a
+agent_stop
+echo "ok"

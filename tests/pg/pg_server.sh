@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# pg_server.sh - a throwaway PostgreSQL server for the store's tests and
+# benchmarks: one cluster in DIR/data, run by the unprivileged `postgres`
+# system user, reachable only on a UNIX socket in DIR (no TCP port, so two
+# runs never collide), fsync off (the data is thrown away).
+#
+# Clients connect as a superuser role named after the user who started the
+# server (root in the tests), so the URLs printed need no user= and libpq's
+# default (the OS user name) just works; the role may drop and create
+# databases and schemas, which the tests do to isolate themselves.
+#
+# usage: pg_server.sh start DIR      -> initdb, start, create database
+#                                       `ringsteer`; prints its URL
+#        pg_server.sh newdb DIR NAME -> creates database NAME; prints its URL
+#        pg_server.sh stop DIR       -> stops the server, removes DIR
+# URLs look like postgres:///ringsteer?host=DIR (libpq URI, socket dir).
+set -euo pipefail
+
+die() { echo "pg_server.sh: $*" >&2; exit 1; }
+
+bindir=${PG_BINDIR:-}
+if [ -z "$bindir" ]; then
+	for d in /usr/lib/postgresql/*/bin; do [ -x "$d/pg_ctl" ] && bindir=$d; done
+fi
+[ -n "$bindir" ] && [ -x "$bindir/pg_ctl" ] || die "no PostgreSQL server binaries (apt-get install postgresql)"
+pg_user=${PG_SYSTEM_USER:-postgres}
+id "$pg_user" >/dev/null 2>&1 || die "no system user $pg_user (installed with the postgresql package)"
+role=$(id -un)
+
+# Runs a command as the server's user (root drops to it; that user runs it as is).
+as_pg() {
+	if [ "$(id -un)" = "$pg_user" ]; then "$@"; else runuser -u "$pg_user" -- "$@"; fi
+}
+
+psql_pg() { # sql...: as the server's superuser, on its socket
+	as_pg "$bindir/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir" -d postgres -c "$1" >/dev/null
+}
+
+valid_name() { [[ $1 =~ ^[a-z_][a-z0-9_]{0,62}$ ]] || die "bad database name '$1' (lowercase, digits, _)"; }
+
+cmd=${1:-}
+dir=${2:-}
+[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: pg_server.sh start|newdb|stop DIR [NAME]"
+case $dir in /*) ;; *) dir=$(pwd)/$dir ;; esac
+# A UNIX socket path (DIR/.s.PGSQL.5432) must fit in sun_path (107 bytes).
+[ ${#dir} -le 80 ] || die "DIR too long for a socket path: $dir"
+
+case $cmd in
+start)
+	if [ -f "$dir/data/postmaster.pid" ] && as_pg "$bindir/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
+		echo "postgres:///ringsteer?host=$dir"
+		exit 0 # already running: idempotent
+	fi
+	mkdir -p "$dir"
+	# The server's user owns DIR (its data and its socket live there); others
+	# may traverse it to reach the socket.
+	chown "$pg_user": "$dir"
+	chmod 0755 "$dir"
+	if [ ! -f "$dir/data/PG_VERSION" ]; then
+		as_pg "$bindir/initdb" -D "$dir/data" -U "$pg_user" -A trust -E UTF8 --locale=C.UTF-8 \
+			--no-sync >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; die "initdb failed"; }
+	fi
+	as_pg "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
+		-o "-c listen_addresses='' -c unix_socket_directories='$dir' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+		start >/dev/null || { tail -n 20 "$dir/server.log" >&2; die "server did not start"; }
+	psql_pg "DO \$\$BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$role') THEN CREATE ROLE \"$role\" SUPERUSER LOGIN; END IF; END\$\$"
+	if ! as_pg "$bindir/psql" -X -tA -h "$dir" -d postgres -c "SELECT 1 FROM pg_database WHERE datname = 'ringsteer'" | grep -q 1; then
+		psql_pg "CREATE DATABASE ringsteer OWNER \"$role\""
+	fi
+	echo "postgres:///ringsteer?host=$dir"
+	;;
+newdb)
+	name=${3:-}
+	[ -n "$name" ] || die "usage: pg_server.sh newdb DIR NAME"
+	valid_name "$name"
+	as_pg "$bindir/pg_ctl" -D "$dir/data" status >/dev/null 2>&1 || die "no server running in $dir"
+	psql_pg "CREATE DATABASE \"$name\" OWNER \"$role\""
+	echo "postgres:///$name?host=$dir"
+	;;
+stop)
+	[ -d "$dir" ] || exit 0
+	if [ -f "$dir/data/postmaster.pid" ]; then
+		as_pg "$bindir/pg_ctl" -D "$dir/data" -m fast -w -t 30 stop >/dev/null ||
+			die "server in $dir did not stop (see $dir/server.log)"
+	fi
+	rm -rf "$dir"
+	;;
+*)
+	die "unknown command '$cmd' (start, newdb, stop)"
+	;;
+esac

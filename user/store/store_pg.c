@@ -1,0 +1,610 @@
+/* store_pg.c - the PostgreSQL backend ("postgres://..." or
+ * "postgresql://...", libpq URIs, e.g. postgres:///db?host=/run/postgresql
+ * for a UNIX socket directory): one database shared by the gateways of many
+ * nodes.
+ *
+ * Guarantees:
+ * - Writers serialize on one transaction-scoped advisory lock (LOCK_KEY,
+ *   released by COMMIT or ROLLBACK, or by the server when a connection
+ *   dies) taken right after BEGIN, waiting at most the busy timeout
+ *   (SET LOCAL lock_timeout), then -EBUSY.  The transaction is READ
+ *   COMMITTED, so once the lock is held every statement sees every earlier
+ *   writer's commit: the placement transaction reads counts and writes from
+ *   them exactly as on SQLite.  Readers take one REPEATABLE READ READ ONLY
+ *   snapshot and never wait for the lock.
+ * - Statements are prepared once per connection, lazily, and checked
+ *   against the statement table (parameter and column counts).  Parameters
+ *   go as text; results come back as text and are typed by the column's
+ *   type OID (integers parsed strictly: a value that does not fit is -EIO).
+ * - A lost connection is -EIO for the call that finds it; the next begin()
+ *   reconnects (PQreset) and statements are prepared again.  Timeouts, so a
+ *   dead server or network stalls a caller seconds, not minutes:
+ *   connect_timeout 2 s; TCP keepalives after 5 s idle, every 2 s, 3 probes,
+ *   and tcp_user_timeout 10 s (data unacknowledged that long fails the
+ *   connection; the kernel would otherwise retransmit for ~15 min) - both
+ *   TCP only, a UNIX socket fails at once; statement_timeout = busy timeout
+ *   + 10 s, a backstop for a server that takes a statement and never
+ *   answers (a stalled disk), long enough never to cut a lock wait short
+ *   (lock_timeout ends that first, as -EBUSY).  Parameters given in the URL
+ *   win over these (they come after them).
+ * - Server notices (e.g. "relation already exists, skipping") are counted,
+ *   never printed: the gateways log in logfmt.
+ * - no_create and read_only never create anything: a database without the
+ *   ringsteer schema is -ENOENT ("no store there").  read_only sessions set
+ *   default_transaction_read_only, so even a bug cannot write, and never
+ *   take the writers' lock.  The database itself is never created.
+ * - The watch (LISTEN ringsteer) has a connection of its own: a
+ *   notification that arrived while exec() read a result would sit in
+ *   libpq's buffer and never make the descriptor readable. */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <libpq-fe.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+
+/* The writers' advisory lock: "ringster" in ASCII.  Every ringsteer store
+ * in one database shares it (only over-serializing, never wrong). */
+#define LOCK_KEY 0x72696e6773746572LL
+
+/* Type OIDs (pg_type.h is a server header; these never change). */
+#define OID_INT8 20
+#define OID_INT2 21
+#define OID_INT4 23
+#define OID_TEXT 25
+#define OID_VARCHAR 1043
+
+#define STATEMENT_TIMEOUT_EXTRA_MS 10000
+
+/* Connection keywords we set, then the URL (dbname, expanded) last. */
+enum {
+	KW_CONNECT_TIMEOUT,
+	KW_KEEPALIVES,
+	KW_KEEPALIVES_IDLE,
+	KW_KEEPALIVES_INTERVAL,
+	KW_KEEPALIVES_COUNT,
+	KW_TCP_USER_TIMEOUT,
+	KW_APPLICATION_NAME,
+	KW_OPTIONS,
+	KW_DBNAME,
+	KW_COUNT
+};
+
+struct rs_db {
+	PGconn *conn;
+	PGconn *watch;
+	bool read_only;
+	uint32_t busy_timeout_ms;
+	bool prepared[RS_STMT_COUNT];
+	const char *keys[KW_COUNT + 1];
+	const char *vals[KW_COUNT + 1];
+	char *url;          /* the URL, scheme lower-cased (libpq wants it so) */
+	char options[128];  /* -c settings for every session */
+	char *buf;          /* parameter texts of the running statement */
+	size_t buf_cap;
+	uint64_t notices;
+	uint64_t fatal_notices;
+};
+
+/* Notices are counted.  An idle connection also gets the server's last
+ * words (FATAL: terminated, shutting down) as a notice, maybe before its
+ * end of file: on the watch connection, that ends the watch. */
+static void on_notice(void *arg, const PGresult *res)
+{
+	struct rs_db *db = arg;
+	const char *severity = PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED);
+
+	db->notices++;
+	if (severity && (strcmp(severity, "FATAL") == 0 || strcmp(severity, "PANIC") == 0))
+		db->fatal_notices++;
+}
+
+/* The error for a failed result (res may be NULL).  A connection found
+ * broken is -EIO and stays broken until the next begin() resets it. */
+static int result_error(PGconn *conn, const PGresult *res)
+{
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+
+	if (!res)
+		return PQstatus(conn) == CONNECTION_OK ? -ENOMEM : -EIO;
+	if (PQstatus(conn) != CONNECTION_OK || !state)
+		return -EIO;
+	/* lock_not_available (lock_timeout), serialization or deadlock: retry. */
+	if (strcmp(state, "55P03") == 0 || strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0)
+		return -EBUSY;
+	if (strcmp(state, "53200") == 0)
+		return -ENOMEM;
+	return -EIO;
+}
+
+/* Runs sql (no parameters) and checks it ended with status want. */
+static int simple(PGconn *conn, const char *sql, ExecStatusType want)
+{
+	PGresult *res = PQexec(conn, sql);
+	int err = res && PQresultStatus(res) == want ? 0 : result_error(conn, res);
+
+	PQclear(res);
+	return err;
+}
+
+/* A new connection with db's parameters, notices counted; NULL if none. */
+static PGconn *connect_db(struct rs_db *db)
+{
+	PGconn *conn = PQconnectdbParams(db->keys, db->vals, 1);
+
+	if (!conn)
+		return NULL;
+	PQsetNoticeReceiver(conn, on_notice, db);
+	if (PQstatus(conn) != CONNECTION_OK) {
+		PQfinish(conn);
+		return NULL;
+	}
+	return conn;
+}
+
+/* Makes db->conn usable: reconnects a connection found broken. */
+static int ensure_connected(struct rs_db *db)
+{
+	if (db->conn && PQstatus(db->conn) == CONNECTION_OK)
+		return 0;
+	memset(db->prepared, 0, sizeof(db->prepared));
+	if (!db->conn) {
+		db->conn = connect_db(db);
+		return db->conn ? 0 : -EIO;
+	}
+	PQreset(db->conn);
+	return PQstatus(db->conn) == CONNECTION_OK ? 0 : -EIO;
+}
+
+static void pg_close(struct rs_db *db)
+{
+	if (!db)
+		return;
+	if (db->conn)
+		PQfinish(db->conn);
+	if (db->watch)
+		PQfinish(db->watch);
+	free(db->url);
+	free(db->buf);
+	free(db);
+}
+
+/* Checks url is a libpq URI and copies it with its scheme lower-cased
+ * (store.c matched the scheme case-insensitively; libpq does not). */
+static int copy_url(const char *url, char **out)
+{
+	const char *colon = strchr(url, ':');
+	PQconninfoOption *parsed;
+	char *errmsg = NULL;
+	char *copy;
+
+	if (!colon || strncmp(colon, "://", 3) != 0)
+		return -EINVAL; /* libpq would take "postgres:x" for a database name */
+	copy = strdup(url);
+	if (!copy)
+		return -ENOMEM;
+	for (char *p = copy; *p != ':'; p++)
+		*p = (char)tolower((unsigned char)*p);
+	parsed = PQconninfoParse(copy, &errmsg);
+	if (!parsed) {
+		free(copy);
+		if (!errmsg)
+			return -ENOMEM;
+		PQfreemem(errmsg);
+		return -EINVAL;
+	}
+	PQconninfoFree(parsed);
+	*out = copy;
+	return 0;
+}
+
+/* Whether the ringsteer schema is there: 0, -ENOENT, or an error. */
+static int schema_present(PGconn *conn)
+{
+	PGresult *res = PQexec(conn, "SELECT to_regclass('schema_version') IS NOT NULL");
+	int err;
+
+	if (!res || PQresultStatus(res) != PGRES_TUPLES_OK)
+		err = result_error(conn, res);
+	else if (PQntuples(res) != 1 || PQnfields(res) != 1)
+		err = -EIO;
+	else
+		err = strcmp(PQgetvalue(res, 0, 0), "t") == 0 ? 0 : -ENOENT;
+	PQclear(res);
+	return err;
+}
+
+/* Our connection parameters, then the URL: with expand_dbname libpq
+ * expands the URL in place, so what it says overrides these defaults. */
+static void set_params(struct rs_db *db)
+{
+	static const char *const keys[KW_COUNT] = {
+		[KW_CONNECT_TIMEOUT] = "connect_timeout",   [KW_KEEPALIVES] = "keepalives",
+		[KW_KEEPALIVES_IDLE] = "keepalives_idle",   [KW_KEEPALIVES_INTERVAL] = "keepalives_interval",
+		[KW_KEEPALIVES_COUNT] = "keepalives_count", [KW_TCP_USER_TIMEOUT] = "tcp_user_timeout",
+		[KW_APPLICATION_NAME] = "application_name", [KW_OPTIONS] = "options",
+		[KW_DBNAME] = "dbname",
+	};
+	const char *vals[KW_COUNT] = {
+		[KW_CONNECT_TIMEOUT] = "2",   [KW_KEEPALIVES] = "1",          [KW_KEEPALIVES_IDLE] = "5",
+		[KW_KEEPALIVES_INTERVAL] = "2", [KW_KEEPALIVES_COUNT] = "3", [KW_TCP_USER_TIMEOUT] = "10000",
+		[KW_APPLICATION_NAME] = "ringsteer", [KW_OPTIONS] = db->options, [KW_DBNAME] = db->url,
+	};
+	for (size_t i = 0; i < KW_COUNT; i++) {
+		db->keys[i] = keys[i];
+		db->vals[i] = vals[i];
+	}
+}
+
+static int pg_open(const char *url, const struct rs_store_options *opt, struct rs_db **out)
+{
+	struct rs_db *db;
+	uint64_t statement_ms;
+	int err;
+
+	*out = NULL;
+	db = calloc(1, sizeof(*db));
+	if (!db)
+		return -ENOMEM;
+	err = copy_url(url, &db->url);
+	if (err)
+		goto cleanup;
+	db->read_only = opt->read_only;
+	db->busy_timeout_ms = opt->busy_timeout_ms ? opt->busy_timeout_ms : 1;
+	statement_ms = (uint64_t)db->busy_timeout_ms + STATEMENT_TIMEOUT_EXTRA_MS;
+	if (statement_ms > INT_MAX)
+		statement_ms = INT_MAX;
+	snprintf(db->options, sizeof(db->options), "-c statement_timeout=%" PRIu64 "%s", statement_ms,
+		 db->read_only ? " -c default_transaction_read_only=on" : "");
+	set_params(db);
+	db->conn = connect_db(db);
+	if (!db->conn) {
+		err = -EIO;
+		goto cleanup;
+	}
+	if (opt->no_create || opt->read_only) {
+		err = schema_present(db->conn);
+		if (err)
+			goto cleanup;
+	}
+	*out = db;
+	return 0;
+cleanup:
+	pg_close(db);
+	return err;
+}
+
+static void pg_rollback(struct rs_db *db)
+{
+	PGTransactionStatusType ts;
+
+	/* A broken connection has nothing to roll back: the server did. */
+	if (!db->conn || PQstatus(db->conn) != CONNECTION_OK)
+		return;
+	ts = PQtransactionStatus(db->conn);
+	if (ts == PQTRANS_INTRANS || ts == PQTRANS_INERROR)
+		simple(db->conn, "ROLLBACK", PGRES_COMMAND_OK);
+}
+
+static int pg_begin(struct rs_db *db, enum rs_txn kind)
+{
+	char sql[160];
+	int err = ensure_connected(db);
+
+	if (err)
+		return err;
+	if (kind == RS_TXN_READ || db->read_only)
+		return simple(db->conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PGRES_COMMAND_OK);
+	/* One round trip; the lock's result (void) is the last one. */
+	snprintf(sql, sizeof(sql), "BEGIN; SET LOCAL lock_timeout = '%" PRIu32 "ms'; SELECT pg_advisory_xact_lock(%lld)",
+		 db->busy_timeout_ms, (long long)LOCK_KEY);
+	err = simple(db->conn, sql, PGRES_TUPLES_OK);
+	if (err)
+		pg_rollback(db);
+	return err;
+}
+
+static int pg_commit(struct rs_db *db)
+{
+	PGresult *res;
+	int err;
+
+	if (!db->conn)
+		return -EIO;
+	res = PQexec(db->conn, "COMMIT");
+	/* COMMIT of an aborted transaction "succeeds" saying ROLLBACK. */
+	if (res && PQresultStatus(res) == PGRES_COMMAND_OK)
+		err = strcmp(PQcmdStatus(res), "COMMIT") == 0 ? 0 : -EIO;
+	else
+		err = result_error(db->conn, res);
+	PQclear(res);
+	if (err)
+		pg_rollback(db);
+	return err;
+}
+
+static void stmt_name(enum rs_stmt id, char *name, size_t size)
+{
+	snprintf(name, size, "rs_stmt_%u", (unsigned)id);
+}
+
+/* Prepares statement id on this connection once, and checks it against
+ * the table: a mismatch is a bug, reported as I/O. */
+static int prepare(struct rs_db *db, enum rs_stmt id)
+{
+	const struct rs_stmt_def *def = &rs_store_stmts[id];
+	char name[32];
+	PGresult *res;
+	int err;
+
+	if (db->prepared[id])
+		return 0;
+	if (def->n_params > RS_STMT_MAX_PARAMS || def->n_cols > RS_STMT_MAX_COLS)
+		return -EIO;
+	stmt_name(id, name, sizeof(name));
+	res = PQprepare(db->conn, name, def->sql, (int)def->n_params, NULL);
+	err = res && PQresultStatus(res) == PGRES_COMMAND_OK ? 0 : result_error(db->conn, res);
+	PQclear(res);
+	if (err)
+		return err;
+	res = PQdescribePrepared(db->conn, name);
+	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK)
+		err = result_error(db->conn, res);
+	else if ((unsigned)PQnparams(res) != def->n_params || (unsigned)PQnfields(res) != def->n_cols)
+		err = -EIO;
+	PQclear(res);
+	if (err)
+		return err;
+	db->prepared[id] = true;
+	return 0;
+}
+
+/* Renders params as NUL-terminated texts in db->buf; values[k] points
+ * there (NULL for SQL NULL). */
+static int param_texts(struct rs_db *db, unsigned n, const struct rs_db_value *params, const char **values)
+{
+	size_t need = 0, at = 0;
+
+	for (unsigned k = 0; k < n; k++) {
+		const struct rs_db_value *v = &params[k];
+
+		if (v->type == RS_DB_INT)
+			need += 24;
+		else if (v->type == RS_DB_TEXT) {
+			/* Text cannot hold a NUL in PostgreSQL; the caller checks ids. */
+			if ((!v->s && v->len) || (v->len && memchr(v->s, '\0', v->len)) || v->len > SIZE_MAX / 2)
+				return -EINVAL;
+			need += v->len + 1;
+		} else if (v->type != RS_DB_NULL)
+			return -EINVAL;
+	}
+	if (need > db->buf_cap) {
+		char *buf = realloc(db->buf, need);
+
+		if (!buf)
+			return -ENOMEM;
+		db->buf = buf;
+		db->buf_cap = need;
+	}
+	for (unsigned k = 0; k < n; k++) {
+		const struct rs_db_value *v = &params[k];
+
+		values[k] = NULL;
+		if (v->type == RS_DB_INT) {
+			values[k] = db->buf + at;
+			at += (size_t)snprintf(db->buf + at, 24, "%" PRId64, v->i) + 1;
+		} else if (v->type == RS_DB_TEXT) {
+			values[k] = db->buf + at;
+			if (v->len)
+				memcpy(db->buf + at, v->s, v->len);
+			db->buf[at + v->len] = '\0';
+			at += v->len + 1;
+		}
+	}
+	return 0;
+}
+
+/* Parses a decimal integer exactly: an optional '-', then 1..19 digits,
+ * nothing else, within int64_t. */
+static int parse_int(const char *s, size_t len, int64_t *out)
+{
+	bool neg = len > 0 && s[0] == '-';
+	size_t i = neg ? 1 : 0;
+	int64_t v = 0; /* accumulated negative: INT64_MIN has no positive twin */
+
+	if (i == len || len - i > 19)
+		return -EIO;
+	for (; i < len; i++) {
+		int d;
+
+		if (s[i] < '0' || s[i] > '9')
+			return -EIO;
+		d = s[i] - '0';
+		if (v < (INT64_MIN + d) / 10)
+			return -EIO;
+		v = v * 10 - d;
+	}
+	if (!neg && v == INT64_MIN)
+		return -EIO;
+	*out = neg ? v : -v;
+	return 0;
+}
+
+static int read_row(const PGresult *res, int r, unsigned n, struct rs_db_value *cols)
+{
+	for (unsigned c = 0; c < n; c++) {
+		struct rs_db_value *v = &cols[c];
+		const char *s = PQgetvalue(res, r, (int)c);
+		int len = PQgetlength(res, r, (int)c);
+
+		memset(v, 0, sizeof(*v));
+		if (PQgetisnull(res, r, (int)c)) {
+			v->type = RS_DB_NULL;
+			continue;
+		}
+		if (!s || len < 0)
+			return -EIO;
+		switch (PQftype(res, (int)c)) {
+		case OID_INT2:
+		case OID_INT4:
+		case OID_INT8:
+			v->type = RS_DB_INT;
+			if (parse_int(s, (size_t)len, &v->i) != 0)
+				return -EIO;
+			break;
+		case OID_TEXT:
+		case OID_VARCHAR:
+			v->type = RS_DB_TEXT;
+			v->s = s;
+			v->len = (size_t)len;
+			break;
+		default:
+			v->type = RS_DB_OTHER;
+			break;
+		}
+	}
+	return 0;
+}
+
+static int pg_exec(struct rs_db *db, enum rs_stmt id, const struct rs_db_value *params, rs_db_row_fn on_row,
+		   void *ctx, uint64_t *changes)
+{
+	const struct rs_stmt_def *def;
+	const char *values[RS_STMT_MAX_PARAMS];
+	struct rs_db_value cols[RS_STMT_MAX_COLS];
+	ExecStatusType status;
+	PGresult *res;
+	char name[32];
+	int err;
+
+	if ((unsigned)id >= RS_STMT_COUNT || (rs_store_stmts[id].n_params && !params))
+		return -EINVAL;
+	def = &rs_store_stmts[id];
+	if (!db->conn || PQstatus(db->conn) != CONNECTION_OK)
+		return -EIO;
+	err = prepare(db, id);
+	if (err)
+		return err;
+	err = param_texts(db, def->n_params, params, values);
+	if (err)
+		return err;
+	stmt_name(id, name, sizeof(name));
+	res = PQexecPrepared(db->conn, name, (int)def->n_params, values, NULL, NULL, 0);
+	status = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+	if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
+		err = result_error(db->conn, res);
+		goto cleanup;
+	}
+	if (status == PGRES_TUPLES_OK && (unsigned)PQnfields(res) != def->n_cols) {
+		err = -EIO;
+		goto cleanup;
+	}
+	if (changes) {
+		const char *tuples = PQcmdTuples(res);
+		int64_t count;
+
+		if (parse_int(tuples, strlen(tuples), &count) != 0 || count < 0) {
+			err = -EIO;
+			goto cleanup;
+		}
+		*changes = (uint64_t)count;
+	}
+	if (status == PGRES_TUPLES_OK && on_row) {
+		int rows = PQntuples(res);
+
+		for (int r = 0; !err && r < rows; r++) {
+			err = read_row(res, r, def->n_cols, cols);
+			if (!err)
+				err = on_row(ctx, cols, def->n_cols);
+		}
+	}
+cleanup:
+	PQclear(res);
+	return err;
+}
+
+static int pg_watch(struct rs_db *db)
+{
+	PGconn *conn;
+	int err;
+
+	if (db->watch && PQstatus(db->watch) == CONNECTION_OK)
+		return PQsocket(db->watch);
+	if (db->watch) {
+		PQfinish(db->watch);
+		db->watch = NULL;
+	}
+	conn = connect_db(db);
+	if (!conn)
+		return -EIO;
+	err = simple(conn, "LISTEN ringsteer", PGRES_COMMAND_OK);
+	if (!err && PQsocket(conn) < 0)
+		err = -EIO;
+	if (err) {
+		PQfinish(conn);
+		return err == -EBUSY ? -EIO : err;
+	}
+	db->watch = conn;
+	return PQsocket(conn);
+}
+
+/* Reads everything the watch socket has now, without blocking.  One read
+ * may end at a message boundary with more queued (a server's goodbye is an
+ * error message, then end of file): read until the socket is empty, or the
+ * connection is found broken.  Returns whether it is still up. */
+static bool drain_socket(struct rs_db *db, PGconn *conn)
+{
+	/* Only this connection reads now: a FATAL counted meanwhile is its. */
+	uint64_t fatal_before = db->fatal_notices;
+
+	for (int i = 0; i < 64; i++) {
+		struct pollfd p = { .fd = PQsocket(conn), .events = POLLIN };
+
+		if (!PQconsumeInput(conn))
+			return false;
+		PQisBusy(conn); /* parses what was read: notices, notifications */
+		if (PQstatus(conn) != CONNECTION_OK || db->fatal_notices != fatal_before)
+			return false;
+		if (p.fd < 0 || poll(&p, 1, 0) != 1)
+			break;
+	}
+	return PQstatus(conn) == CONNECTION_OK;
+}
+
+static int pg_watch_consume(struct rs_db *db)
+{
+	PGnotify *note;
+	int n = 0;
+
+	if (!db->watch)
+		return -EIO;
+	if (!drain_socket(db, db->watch)) {
+		PQfinish(db->watch);
+		db->watch = NULL;
+		return -EIO;
+	}
+	while ((note = PQnotifies(db->watch)) != NULL) {
+		PQfreemem(note);
+		if (n < INT_MAX)
+			n++;
+	}
+	return n;
+}
+
+const struct rs_store_backend rs_store_pg_backend = {
+	.scheme = "postgres",
+	.open = pg_open,
+	.close = pg_close,
+	.begin = pg_begin,
+	.commit = pg_commit,
+	.rollback = pg_rollback,
+	.exec = pg_exec,
+	.watch = pg_watch,
+	.watch_consume = pg_watch_consume,
+};
