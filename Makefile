@@ -27,6 +27,8 @@ DEB_PACKAGES := build-essential pkg-config libssl-dev libcmocka-dev libjansson-d
 # postgresql and libpq-dev: the PostgreSQL store backend (libpq) and the
 # throwaway server its tests and benchmark run against (tests/pg/pg_server.sh).
 DEB_PACKAGES += postgresql libpq-dev
+# valgrind: the gateways and the agent under memcheck (make valgrind).
+DEB_PACKAGES += valgrind
 
 LIB_SRCS  := $(wildcard user/ring/*.c user/placement/*.c user/drain/*.c user/proto/*.c user/token/*.c \
 	user/util/*.c user/agent/registration*.c \
@@ -232,7 +234,18 @@ test: deps
 test-all:
 	$(MAKE) test-run
 	$(MAKE) SAN=1 test-run
+	$(MAKE) valgrind VALGRIND_TESTS="$(VALGRIND_TESTS_QUICK)"
 	$(MAKE) fuzz-smoke
+
+# The acceptance scenarios with every gateway and the agent under valgrind
+# (memcheck, definite leaks included; tests/cluster/valgrind.supp lists the
+# libbpf calls valgrind cannot model).  `make test` runs a quick subset.
+VALGRIND_TESTS ?= t_1_ t_3_ t_4_ t_5_ t_7_ t_8_ t_11_ t_12_ t_13_ t_14_ t_15_ t_16_ t_18_
+VALGRIND_TESTS_QUICK := t_1_ t_4_ t_11_ t_15_
+.PHONY: valgrind
+valgrind: deps all
+	@echo "== tests/acceptance/run.sh under valgrind: $(VALGRIND_TESTS)"; \
+	RS_PG_DIR= RS_VALGRIND=1 RS_ACCEPT_TAG=valgrind tests/acceptance/run.sh $(BUILD) $(VALGRIND_TESTS)
 
 # bench_store measures PostgreSQL too, on a throwaway server started here.
 bench: deps all $(BENCH_BINS)

@@ -43,6 +43,8 @@
 #   RS_ARTIFACTS        if set, cluster_down copies the logs and the store there
 #   RS_KEEP=1           cluster_down keeps the temp dir (and says where)
 #   RS_NS_PREFIX        namespace names are PREFIX-1, PREFIX-2, ... (default rs-PID)
+#   RS_VALGRIND=1       gateways and the agent run under valgrind (memcheck); any
+#                       report fails the test at cluster_down
 #   RS_PG_DIR           a PostgreSQL server's directory (tests/pg/pg_server.sh start):
 #                       the store is a fresh database there instead of SQLite
 
@@ -89,6 +91,16 @@ rs_down_hook() { :; }          # run by cluster_down before it kills processes
 gw_log() { echo "$RS_DIR/log/gw-$1.${2:-${RS_GW_STARTS[$1]:-1}}.log"; }
 sup_log() { echo "$RS_DIR/log/sup-$1.${2:-${RS_SUP_STARTS[$1]:-1}}.log"; }
 ctl() { "$RS_BUILD/ringsteerctl" "$@"; }
+# rs_slow S: a start-up deadline of S seconds, times 6 under valgrind.
+rs_slow() { if [ "${RS_VALGRIND:-0}" = 1 ]; then echo $(($1 * 6)); else echo "$1"; fi; }
+# rs_valgrind LOG: the command prefix that runs a daemon under valgrind
+# (memcheck; definite leaks count as errors) when RS_VALGRIND=1, else
+# nothing.  cluster_down fails the test on any error in a LOG.
+rs_valgrind() {
+	[ "${RS_VALGRIND:-0}" = 1 ] || return 0
+	echo valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite \
+		--errors-for-leak-kinds=definite --suppressions="$RS_LIB_DIR/valgrind.supp" --log-file="$1"
+}
 
 # Exit 77 (skipped) unless this can make a network namespace.
 rs_require_netns() {
@@ -225,6 +237,14 @@ cluster_down() {
 	for k in "${!RS_SUP_PID[@]}"; do
 		[ -n "${RS_SUP_PID[$k]}" ] && rs_gone "${RS_SUP_PID[$k]}" && bad+=" sup-$k exited by itself;"
 	done
+	# Valgrind's errors start "==PID== " and a capital; its own notes are
+	# "==PID== Warning: ..." or "--PID-- ..." (an eBPF command or an ioctl
+	# it does not model).
+	local vg
+	vg=$(for f in "$RS_DIR"/log/*.vg; do
+		[ -f "$f" ] && grep -E '^==[0-9]+== [A-Z]' "$f" | grep -qvE '^==[0-9]+== Warning: ' && basename "$f"
+	done | tr '\n' ' ')
+	[ -z "$vg" ] || bad+=" valgrind report in $vg;"
 	if grep -lE 'ERROR: (Address|Leak|Thread|Memory)Sanitizer|runtime error:' "$RS_DIR"/log/*.log >/dev/null 2>&1; then
 		bad+=" sanitizer report in $(grep -lE 'ERROR: (Address|Leak|Thread|Memory)Sanitizer|runtime error:' "$RS_DIR"/log/*.log | xargs -n1 basename | tr '\n' ' ');"
 	fi
@@ -344,14 +364,14 @@ gw_start() {
 	local a
 	a=$(gw_addr "$n")
 	# shellcheck disable=SC2086,SC2046
-	ip netns exec "$(gw_ns "$n")" "$RS_BUILD/ringsteer-gateway" --id "gw-$n" \
+	ip netns exec "$(gw_ns "$n")" $(rs_valgrind "$(gw_log "$n").vg") "$RS_BUILD/ringsteer-gateway" --id "gw-$n" \
 		--listen "$a:$RS_GW_LISTEN_PORT" --peer "$a:$RS_GW_PEER_PORT" \
 		--store "$RS_STORE" --secret "$RS_SECRET" --metrics "$a:$RS_GW_METRICS_PORT" \
 		--heartbeat "$RS_HEARTBEAT_MS" --ttl "$RS_TTL_MS" \
 		$RS_GW_ARGS $(gw_node_args "$n") ${RS_GW_XARGS[$n]:-} >"$(gw_log "$n")" 2>&1 &
 	RS_GW_PID[$n]=$!
 	disown "$!" # no "Killed" notices; exits are awaited with rs_gone
-	await "gw-$n ready (/readyz)" 10 gw_ready "$n"
+	await "gw-$n ready (/readyz)" "$(rs_slow 10)" gw_ready "$n"
 	svc_update
 }
 
@@ -683,12 +703,13 @@ agent_log() { echo "$RS_DIR/log/agent.$RS_AGENT_STARTS.log"; }
 agent_start() {
 	RS_AGENT_STARTS=$((RS_AGENT_STARTS + 1))
 	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || fail "cannot mount bpffs"
-	nsenter --net="/run/netns/$RS_NS" "$RS_BUILD/ringsteer-agent" --service "$RS_SERVICE" \
-		--store "$RS_STORE" --ttl "$RS_TTL_MS" --sync-interval 100 --metrics "$RS_AGENT_METRICS" \
-		--socket "$RS_DIR/agent.sock" "$@" 2>"$(agent_log)" &
+	# shellcheck disable=SC2046
+	nsenter --net="/run/netns/$RS_NS" $(rs_valgrind "$(agent_log).vg") "$RS_BUILD/ringsteer-agent" \
+		--service "$RS_SERVICE" --store "$RS_STORE" --ttl "$RS_TTL_MS" --sync-interval 100 \
+		--metrics "$RS_AGENT_METRICS" --socket "$RS_DIR/agent.sock" "$@" 2>"$(agent_log)" &
 	RS_AGENT_PID=$!
 	disown "$!"
-	await "agent ready" 10 grep -q 'event=ready' "$(agent_log)"
+	await "agent ready" "$(rs_slow 10)" grep -q 'event=ready' "$(agent_log)"
 	RS_PIN_DIR="/sys/fs/bpf/ringsteer/$(stat -L -c %i "/run/netns/$RS_NS")"
 }
 agent_kill() {
