@@ -18,6 +18,9 @@
 #define RS_PROTO_VERSION 1
 #define RS_FRAME_MAX 65536      /* bytes, length field included */
 #define RS_FRAME_HEADER 6       /* u32 length, u8 version, u8 type */
+#define RS_FRAME_V1_MAX 1366    /* the largest version-1 frame (a HELLO with every
+				 * string at its limit): a receiver may refuse
+				 * larger frames without refusing a valid peer */
 #define RS_TOKEN_MAX 1024       /* bytes of a token */
 #define RS_ENDPOINT_MAX 64      /* "ADDR:PORT", IPv6 as "[ADDR]:PORT" */
 #define RS_TEXT_MAX 512         /* REJECT / GOODBYE text */
@@ -126,6 +129,13 @@ bool rs_proto_member_id_ok(const char *id);
  * trailing bytes, a string over its limit or holding NUL, a bad member id
  * in HELLO, an unknown flag or reason).  Never reads outside buf. */
 int rs_frame_decode(const uint8_t *buf, size_t len, struct rs_frame *out, size_t *consumed);
+
+/* Reads the length field at the front of buf[0..len) and sets *total to
+ * the whole frame's size, length field included, without looking at the
+ * rest: a receiver with a lower limit than RS_FRAME_MAX refuses a frame by
+ * it before buffering any of it.  Returns 0, -EAGAIN (len < 4), or
+ * -EMSGSIZE (the same bounds as rs_frame_decode). */
+int rs_frame_size(const uint8_t *buf, size_t len, size_t *total);
 
 /* Encodes f into buf (room for cap bytes) and sets *len.  Returns 0,
  * -ENOSPC when cap is too small, -EINVAL when f violates a limit the decoder

@@ -668,6 +668,75 @@ static void test_frame_size(void **state)
 	free(big);
 }
 
+/* rs_frame_size judges a frame by its length field alone, with the
+ * decoder's bounds, so a receiver with a lower limit refuses it before
+ * buffering it. */
+static void test_frame_size_peek(void **state)
+{
+	uint8_t hdr[4];
+	size_t total = 0;
+
+	(void)state;
+	put_len(hdr, 2);
+	for (size_t n = 0; n < 4; n++)
+		assert_int_equal(rs_frame_size(hdr, n, &total), -EAGAIN);
+	assert_int_equal(rs_frame_size(hdr, 4, &total), 0);
+	assert_int_equal(total, 6);
+	put_len(hdr, RS_FRAME_V1_MAX - 4);
+	assert_int_equal(rs_frame_size(hdr, 4, &total), 0);
+	assert_int_equal(total, RS_FRAME_V1_MAX);
+	put_len(hdr, RS_FRAME_MAX - 4);
+	assert_int_equal(rs_frame_size(hdr, 4, &total), 0);
+	assert_int_equal(total, RS_FRAME_MAX);
+	put_len(hdr, RS_FRAME_MAX - 3);
+	assert_int_equal(rs_frame_size(hdr, 4, &total), -EMSGSIZE);
+	put_len(hdr, 1);
+	assert_int_equal(rs_frame_size(hdr, 4, &total), -EMSGSIZE);
+	put_len(hdr, 0xffffffff);
+	assert_int_equal(rs_frame_size(hdr, 4, &total), -EMSGSIZE);
+}
+
+/* The largest version-1 frame is RS_FRAME_V1_MAX bytes: a HELLO with every
+ * string at its limit encodes to exactly that. */
+static void test_v1_max(void **state)
+{
+	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_HELLO };
+	uint8_t buf[RS_FRAME_V1_MAX];
+	size_t len = 0;
+
+	(void)state;
+	memset(f.u.hello.member_id, 'a', RS_ID_MAX);
+	memset(f.u.hello.instance_id, 'i', RS_INSTANCE_MAX);
+	memset(f.u.hello.token, 't', RS_TOKEN_MAX);
+	assert_int_equal(rs_frame_encode(&f, buf, sizeof(buf), &len), 0);
+	assert_int_equal(len, RS_FRAME_V1_MAX);
+	assert_int_equal(rs_frame_encode(&f, buf, sizeof(buf) - 1, &len), -ENOSPC);
+}
+
+/* REJECT LIMIT with a retry hint, byte for byte as docs/PROTOCOL.md shows
+ * it: the hint is a plain u32 of milliseconds after the code. */
+static void test_reject_limit_bytes(void **state)
+{
+	static const uint8_t want[] = { 0x00, 0x00, 0x00, 0x0e, 0x01, 0x04, 0x00, 0x08, 0x00, 0x00,
+					0x13, 0x88, 0x00, 0x04, 0x66, 0x75, 0x6c, 0x6c };
+	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_REJECT }, back;
+	uint8_t buf[64];
+	size_t len = 0, consumed = 0;
+
+	(void)state;
+	f.u.reject.code = RS_REJECT_LIMIT;
+	f.u.reject.retry_after_ms = 5000;
+	memcpy(f.u.reject.text, "full", 5);
+	assert_int_equal(rs_frame_encode(&f, buf, sizeof(buf), &len), 0);
+	assert_int_equal(len, sizeof(want));
+	assert_memory_equal(buf, want, sizeof(want));
+	assert_int_equal(decode_exact(want, sizeof(want), &back, &consumed), 0);
+	assert_int_equal(consumed, sizeof(want));
+	assert_int_equal(back.u.reject.code, RS_REJECT_LIMIT);
+	assert_int_equal(back.u.reject.retry_after_ms, 5000);
+	assert_string_equal(back.u.reject.text, "full");
+}
+
 /* Another version: skipped whole once complete, never before. */
 static void test_bad_version(void **state)
 {
@@ -1064,6 +1133,9 @@ int main(void)
 		cmocka_unit_test(test_integer_extremes),
 		cmocka_unit_test(test_every_prefix_is_eagain),
 		cmocka_unit_test(test_frame_size),
+		cmocka_unit_test(test_frame_size_peek),
+		cmocka_unit_test(test_v1_max),
+		cmocka_unit_test(test_reject_limit_bytes),
 		cmocka_unit_test(test_bad_version),
 		cmocka_unit_test(test_unknown_type),
 		cmocka_unit_test(test_trailing_and_short),

@@ -253,7 +253,11 @@ int rs_agent_reg_decode_reply(const uint8_t *buf, size_t len, struct rs_agent_re
 		return rc;
 	*size = 0;
 	text_len = get_u16(buf + 12);
-	if (buf[5] != TYPE_REPLY || !status_reason_ok(buf[6], buf[7]) || text_len != total - REPLY_FIXED ||
+	/* A refusal carries slot 0 (the layout says so and the encoder writes
+	 * it): one with another slot is inconsistent, not a refusal to read
+	 * leniently, so every reply has exactly one encoding. */
+	if (buf[5] != TYPE_REPLY || !status_reason_ok(buf[6], buf[7]) ||
+	    (buf[6] != RS_AGENT_REG_STATUS_OK && get_u32(buf + 8) != 0) || text_len != total - REPLY_FIXED ||
 	    text_len > RS_AGENT_REG_TEXT_MAX || !text_ok(buf + REPLY_FIXED, text_len))
 		return -EPROTO;
 	out->status = buf[6];

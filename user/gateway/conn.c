@@ -8,10 +8,20 @@
  *
  * Store unavailable (store_health.c): a serving gateway accepts an arrival
  * where it landed, unrecorded, and claims it when the store answers again;
- * a draining one refuses it (REJECT unavailable), as it never accepts. */
+ * a draining one refuses it (REJECT unavailable), as it never accepts.
+ *
+ * Limits (issue 9), each refusal counted by reason and logged (rate
+ * limited per reason, log_rate.c): a frame announcing more than
+ * --max-frame is refused from its length field; a connection beyond
+ * --max-unauth-per-source or --max-unauth connections still waiting for
+ * HELLO is refused at accept (unauth.c); an arrival that would be attached
+ * here beyond --max-sessions is refused with REJECT LIMIT and a retry hint,
+ * on every accept path (placement, stay, redirect target, degraded). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -28,6 +38,14 @@ int64_t gw_now_ms(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* c is past HELLO and token, or gone: it no longer counts as unauthenticated. */
+static void conn_authenticated(struct gw_conn *c)
+{
+	if (c->unauth)
+		gw_unauth_remove(&c->gw->unauth, &c->source_key);
+	c->unauth = false;
 }
 
 static void conn_free(struct gw_conn *c)
@@ -47,6 +65,7 @@ static void conn_free(struct gw_conn *c)
 			       c->member_id, "error", strerror(-err), NULL);
 		}
 	}
+	conn_authenticated(c);
 	if (c->attached_once)
 		gw->n_attached--;
 	if (c->redirected && !c->handoff_ended)
@@ -73,15 +92,22 @@ static void write_done(struct bufferevent *bev, void *arg)
 }
 
 /* Stops reading and frees c once its output is flushed, never before
- * returning: callers up the stack still hold c. */
+ * returning: callers up the stack still hold c.  A peer that does not read
+ * its last frame is closed anyway after one HELLO deadline, so a closing
+ * connection (still counted unauthenticated if it never got past HELLO)
+ * cannot be held open by a zero window. */
 static void conn_close_after_flush(struct gw_conn *c)
 {
 	static const struct timeval now = { 0, 0 };
+	uint32_t ms = c->gw->cfg.hello_timeout_ms;
+	struct timeval cap = { ms / 1000, (ms % 1000) * 1000 };
 
 	c->state = CONN_CLOSING;
 	bufferevent_disable(c->bev, EV_READ);
 	if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
 		evtimer_add(c->timer, &now);
+	else
+		evtimer_add(c->timer, &cap);
 }
 
 void gw_conn_send(struct gw_conn *c, const struct rs_frame *f)
@@ -91,17 +117,54 @@ void gw_conn_send(struct gw_conn *c, const struct rs_frame *f)
 		       "member", c->member_id, NULL);
 }
 
-static void conn_reject(struct gw_conn *c, enum gw_reject why, uint16_t code, const char *text)
+/* The refusals anyone who can connect may cause as fast as they like
+ * (nothing authenticated yet): their lines are rate limited.  The others
+ * need a valid token, so they come at most once per supervisor attempt
+ * and are logged every one. */
+static const bool reject_floods[GW_REJECT_COUNT] = {
+	[GW_REJECT_BAD_FRAME] = true,       [GW_REJECT_BAD_VERSION] = true,
+	[GW_REJECT_BAD_TOKEN] = true,       [GW_REJECT_HELLO_TIMEOUT] = true,
+	[GW_REJECT_FRAME_TOO_LARGE] = true, [GW_REJECT_UNAUTH_PER_SOURCE] = true,
+	[GW_REJECT_UNAUTH_TOTAL] = true,
+};
+
+/* Counts a refusal and logs it, one line each unless its reason floods
+ * (then the next line logged carries how many were dropped meanwhile). */
+static void note_refusal(struct gateway *gw, enum gw_reject why, const char *source, const char *member,
+			 const char *text)
+{
+	uint64_t dropped = 0;
+	char n[24];
+
+	gw->counters.rejects[why]++;
+	if (reject_floods[why] && !gw_log_rate_allow(&gw->reject_log[why], gw_mono_ms(), &dropped))
+		return;
+	if (dropped == 0) {
+		rs_log(stderr, "warn", gw->who, "event", "reject", "reason", gw_reject_label(why), "source", source,
+		       "member", member, "detail", text, NULL);
+		return;
+	}
+	snprintf(n, sizeof(n), "%llu", (unsigned long long)dropped);
+	rs_log(stderr, "warn", gw->who, "event", "reject", "reason", gw_reject_label(why), "source", source, "member",
+	       member, "detail", text, "suppressed", n, NULL);
+}
+
+static void conn_reject_retry(struct gw_conn *c, enum gw_reject why, uint16_t code, uint32_t retry_after_ms,
+			      const char *text)
 {
 	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_REJECT };
 
-	c->gw->counters.rejects[why]++;
-	rs_log(stderr, "warn", c->gw->who, "event", "reject", "reason", gw_reject_label(why), "source", c->source,
-	       "member", c->member_id, "detail", text, NULL);
+	note_refusal(c->gw, why, c->source, c->member_id, text);
 	f.u.reject.code = code;
+	f.u.reject.retry_after_ms = retry_after_ms;
 	snprintf(f.u.reject.text, sizeof(f.u.reject.text), "%s", text);
 	gw_conn_send(c, &f);
 	conn_close_after_flush(c);
+}
+
+static void conn_reject(struct gw_conn *c, enum gw_reject why, uint16_t code, const char *text)
+{
+	conn_reject_retry(c, why, code, 0, text);
 }
 
 void gw_conn_goodbye(struct gw_conn *c, uint8_t reason, const char *text)
@@ -145,6 +208,45 @@ static bool local_newer(const struct gw_conn *fresh, uint64_t epoch)
 	return false;
 }
 
+/* Whether attaching c would take this gateway past --max-sessions.  A
+ * member already attached here does not add one: its new connection
+ * replaces the old (a blip, a token refresh), or is refused as stale. */
+static bool sessions_full(const struct gw_conn *fresh)
+{
+	const struct gateway *gw = fresh->gw;
+
+	if (gw->cfg.max_sessions == 0 || gw->n_attached < gw->cfg.max_sessions)
+		return false;
+	for (const struct gw_conn *c = gw->conns; c; c = c->next)
+		if (c != fresh && gw_conn_is_attached(c) && strcmp(c->member_id, fresh->member_id) == 0)
+			return false;
+	return true;
+}
+
+static void reject_sessions_full(struct gw_conn *c)
+{
+	char text[64];
+
+	snprintf(text, sizeof(text), "gateway at its session limit (%u)", c->gw->cfg.max_sessions);
+	conn_reject_retry(c, GW_REJECT_SESSIONS, RS_REJECT_LIMIT, c->gw->cfg.limit_retry_ms, text);
+}
+
+/* The placement transaction attached the member here, but the session
+ * limit says no: its row is taken back so that nobody counts it here.  (A
+ * failure leaves the row to lapse at its TTL: nothing refreshes it.) */
+static void undo_admit(struct gw_conn *c, const struct rs_admit *a)
+{
+	struct gateway *gw = c->gw;
+	int err = rs_store_session_end(gw->store, gw->cfg.id, a->member_id, a->epoch);
+
+	gw_store_outcome(gw, err);
+	if (err) {
+		gw->counters.store_errors++;
+		rs_log(stderr, "warn", gw->who, "event", "store_error", "op", "session_end", "member", a->member_id,
+		       "error", strerror(-err), NULL);
+	}
+}
+
 static void log_decision(struct gw_conn *c, const struct rs_admit *a, bool stay_asked)
 {
 	char epoch[24], cap[16];
@@ -164,6 +266,7 @@ static void attach(struct gw_conn *c, const struct rs_hello *h)
 	struct gateway *gw = c->gw;
 	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_ACCEPT };
 
+	conn_authenticated(c);
 	c->state = CONN_ATTACHED;
 	c->epoch = h->epoch;
 	c->sandboxes = h->sandboxes;
@@ -258,8 +361,20 @@ static void on_hello(struct gw_conn *c, const struct rs_hello *h)
 		conn_reject(c, GW_REJECT_SUPERSEDED, RS_REJECT_SUPERSEDED, "a newer epoch of this member is attached");
 		return;
 	}
+	if (err && sessions_full(c)) {
+		reject_sessions_full(c);
+		return;
+	}
 	if (err) {
 		accept_degraded(c, h, tried ? strerror(-err) : "store down (not tried)");
+		return;
+	}
+	/* Placement (or a stay) chose this gateway, but it is full: the limit
+	 * is hard where the placement cap is soft.  The supervisor waits the
+	 * hint and comes back through the Service. */
+	if (a.accepted && sessions_full(c)) {
+		undo_admit(c, &a);
+		reject_sessions_full(c);
 		return;
 	}
 	log_decision(c, &a, h->flags & RS_HELLO_STAY);
@@ -352,7 +467,19 @@ static void on_read(struct bufferevent *bev, void *arg)
 
 	while (c->state != CONN_CLOSING) {
 		struct rs_frame f;
-		int err = rs_proto_read(in, &f);
+		uint8_t hdr[4];
+		size_t total;
+		int err;
+
+		/* Judged from the length field alone, before any of the frame is
+		 * buffered; beyond the protocol's own bound it is a bad frame
+		 * (below), within it but over ours it is this limit. */
+		if (evbuffer_copyout(in, hdr, sizeof(hdr)) == (ev_ssize_t)sizeof(hdr) &&
+		    rs_frame_size(hdr, sizeof(hdr), &total) == 0 && total > c->gw->cfg.max_frame) {
+			conn_reject(c, GW_REJECT_FRAME_TOO_LARGE, RS_REJECT_BAD_FRAME, "frame too large");
+			return;
+		}
+		err = rs_proto_read(in, &f);
 
 		if (err == -EAGAIN)
 			return;
@@ -400,23 +527,62 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 		conn_free(c);
 }
 
+/* Refuses a connection at accept, before anything is allocated for it:
+ * counted, logged (rate limited), told REJECT LIMIT with the retry hint in
+ * one non-blocking write (best effort: the socket buffer of a fresh
+ * connection takes it), closed. */
+static void refuse_at_accept(struct gateway *gw, evutil_socket_t fd, enum gw_reject why, const char *source,
+			     const char *text)
+{
+	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_REJECT };
+	uint8_t buf[RS_FRAME_V1_MAX];
+	size_t len;
+
+	note_refusal(gw, why, source, "", text);
+	f.u.reject.code = RS_REJECT_LIMIT;
+	f.u.reject.retry_after_ms = gw->cfg.limit_retry_ms;
+	snprintf(f.u.reject.text, sizeof(f.u.reject.text), "%s", text);
+	/* Best effort, unchecked: whether or not it went out, the close is the answer. */
+	if (rs_frame_encode(&f, buf, sizeof(buf), &len) == 0)
+		(void)send(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	evutil_closesocket(fd);
+}
+
 void gw_conn_accept(struct evconnlistener *lst, evutil_socket_t fd, struct sockaddr *sa, int socklen, void *arg)
 {
 	struct gateway *gw = arg;
-	struct gw_conn *c = calloc(1, sizeof(*c));
+	struct gw_conn *c;
 	struct timeval hello = { gw->cfg.hello_timeout_ms / 1000, (gw->cfg.hello_timeout_ms % 1000) * 1000 };
 	struct timeval idle = { 3 * gw->cfg.heartbeat_ms / 1000, (3 * gw->cfg.heartbeat_ms % 1000) * 1000 };
+	struct gw_unauth_key key = gw_unauth_key_of(sa);
+	char source[RS_ENDPOINT_MAX + 1];
 
 	(void)lst;
 	(void)socklen;
+	if (rs_endpoint_format(sa, source, sizeof(source)) != 0)
+		snprintf(source, sizeof(source), "unknown");
+	switch (gw_unauth_add(&gw->unauth, &key)) {
+	case GW_UNAUTH_PER_SOURCE:
+		refuse_at_accept(gw, fd, GW_REJECT_UNAUTH_PER_SOURCE, source,
+				 "too many connections from this address waiting for HELLO");
+		return;
+	case GW_UNAUTH_TOTAL:
+		refuse_at_accept(gw, fd, GW_REJECT_UNAUTH_TOTAL, source, "too many connections waiting for HELLO");
+		return;
+	case GW_UNAUTH_OK:
+		break;
+	}
+	c = calloc(1, sizeof(*c));
 	if (!c) {
+		gw_unauth_remove(&gw->unauth, &key);
 		evutil_closesocket(fd);
 		return;
 	}
 	c->gw = gw;
 	c->state = CONN_HELLO;
-	if (rs_endpoint_format(sa, c->source, sizeof(c->source)) != 0)
-		snprintf(c->source, sizeof(c->source), "unknown");
+	c->source_key = key;
+	c->unauth = true;
+	snprintf(c->source, sizeof(c->source), "%s", source);
 	c->bev = bufferevent_socket_new(gw->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	c->timer = evtimer_new(gw->base, on_timer, c);
 	if (!c->bev || !c->timer) {
@@ -426,6 +592,7 @@ void gw_conn_accept(struct evconnlistener *lst, evutil_socket_t fd, struct socka
 			evutil_closesocket(fd);
 		if (c->timer)
 			event_free(c->timer);
+		gw_unauth_remove(&gw->unauth, &key);
 		free(c);
 		return;
 	}
@@ -435,7 +602,7 @@ void gw_conn_accept(struct evconnlistener *lst, evutil_socket_t fd, struct socka
 	gw->conns = c;
 	/* At most one frame and a bit waits in the input buffer: a peer
 	 * cannot make us hold (or loop over) more than that. */
-	bufferevent_setwatermark(c->bev, EV_READ, 0, RS_FRAME_MAX + RS_FRAME_HEADER);
+	bufferevent_setwatermark(c->bev, EV_READ, 0, gw->cfg.max_frame + RS_FRAME_HEADER);
 	bufferevent_setcb(c->bev, on_read, write_done, on_event, c);
 	bufferevent_set_timeouts(c->bev, &idle, NULL);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);

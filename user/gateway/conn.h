@@ -28,6 +28,8 @@ struct gw_conn {
 	struct event *timer; /* HELLO deadline, then the deferred close */
 	enum conn_state state;
 	char source[RS_ENDPOINT_MAX + 1];
+	struct gw_unauth_key source_key; /* its address, for the unauthenticated count */
+	bool unauth;        /* counted in gw->unauth: not yet past HELLO + token */
 	char member_id[RS_ID_MAX + 1];
 	char instance_id[RS_INSTANCE_MAX + 1];
 	uint64_t epoch;

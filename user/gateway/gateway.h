@@ -16,6 +16,7 @@
 #include "ringsteer/proto.h"
 #include "ringsteer/store.h"
 #include "ringsteer/token.h"
+#include "unauth.h"
 
 struct gw_config {
 	const char *id;
@@ -36,6 +37,11 @@ struct gw_config {
 	uint32_t handoff_timeout_ms; /* a redirected supervisor's old link is kept this long */
 	uint32_t store_timeout_ms;   /* longest wait for the store's lock: each store call
 				      * blocks the event loop at most this long */
+	uint32_t max_frame;          /* bytes, length field included: larger frames are refused */
+	uint32_t max_unauth;         /* connections not yet past HELLO + token, in total */
+	uint32_t max_unauth_per_source; /* the same, per peer IP address */
+	uint32_t max_sessions;       /* attached supervisors; 0: no limit */
+	uint32_t limit_retry_ms;     /* retry_after_ms sent with REJECT LIMIT */
 };
 
 /* Reasons a connection is refused, as metric labels; order = enum. */
@@ -47,8 +53,21 @@ enum gw_reject {
 	GW_REJECT_HELLO_TIMEOUT,
 	GW_REJECT_SUPERSEDED,
 	GW_REJECT_UNAVAILABLE,
-	GW_REJECT_LIMIT,
+	GW_REJECT_LIMIT,             /* reserved label, kept for existing queries: unused */
+	GW_REJECT_FRAME_TOO_LARGE,   /* a frame announced more than --max-frame */
+	GW_REJECT_UNAUTH_PER_SOURCE, /* --max-unauth-per-source reached at accept */
+	GW_REJECT_UNAUTH_TOTAL,      /* --max-unauth reached at accept */
+	GW_REJECT_SESSIONS,          /* --max-sessions reached: the arrival would exceed it */
 	GW_REJECT_COUNT
+};
+
+/* A token bucket for one kind of log line that a peer can cause at will:
+ * bursts pass, a flood is summarised (the next line logged says how many
+ * were dropped) instead of filling the disk (log_rate.c). */
+struct gw_log_rate {
+	int64_t last_ms;       /* monotonic: last refill */
+	uint32_t credit_milli; /* thousandths of a line */
+	uint64_t suppressed;   /* lines dropped since the last one logged */
 };
 
 struct gw_counters {
@@ -89,6 +108,8 @@ struct gateway {
 	struct rs_drain drain;
 	struct event *drain_ev;
 	struct gw_counters counters;
+	struct gw_unauth unauth;      /* connections waiting for HELLO, per source */
+	struct gw_log_rate reject_log[GW_REJECT_COUNT];
 };
 
 /* Accepts a new connection from a listener (conn.c). */
@@ -154,6 +175,11 @@ int gw_metrics_start(struct gateway *gw);
 
 /* Returns the reject reason's metric label (metrics.c). */
 const char *gw_reject_label(enum gw_reject r);
+
+/* Whether a line may be logged now from bucket r (monotonic now_ms); when
+ * it may, *suppressed is the number of lines dropped since the last one
+ * (log_rate.c). */
+bool gw_log_rate_allow(struct gw_log_rate *r, int64_t now_ms, uint64_t *suppressed);
 
 /* Milliseconds since the epoch, wall clock: store rows compare across processes. */
 int64_t gw_now_ms(void);

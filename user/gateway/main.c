@@ -17,6 +17,10 @@
 
 #include <openssl/crypto.h>
 
+/* The limits' bounds in the help text, from the constants that set them. */
+#define RS_STR_(x) #x
+#define RS_STR(x) RS_STR_(x)
+
 static const char usage[] =
 	"usage: ringsteer-gateway --id ID --listen ADDR:PORT --peer ADDR:PORT --secret FILE [options]\n"
 	"\n"
@@ -42,7 +46,17 @@ static const char usage[] =
 	"                          event loop waits with it, so keep it well under 3 x --heartbeat\n"
 	"                          (default 1000).  While the store is unavailable, attached\n"
 	"                          supervisors stay and arrivals are accepted where they land\n"
-	"                          (degraded), then recorded when it answers again\n";
+	"                          (degraded), then recorded when it answers again\n"
+	"\n"
+	"limits (each refusal is counted in ringsteer_gateway_rejects_total by reason):\n"
+	"  --max-frame BYTES       refuse a frame announcing more, length field included\n"
+	"                          (" RS_STR(RS_FRAME_V1_MAX) ".." RS_STR(RS_FRAME_MAX) ", default " RS_STR(RS_FRAME_MAX) ")\n"
+	"  --max-unauth N          connections accepted and not yet past HELLO and token, in\n"
+	"                          total; more are closed at once (1..65536, default 256)\n"
+	"  --max-unauth-per-source N  the same per peer IP address (default 8)\n"
+	"  --max-sessions N        attached supervisors; an arrival that would exceed it gets\n"
+	"                          REJECT LIMIT with a retry hint (default 0: no limit)\n"
+	"  --limit-retry MS        the retry hint sent with REJECT LIMIT (default 5000)\n";
 
 static int parse_ms(const char *flag, const char *text, uint32_t *out)
 {
@@ -52,7 +66,8 @@ static int parse_ms(const char *flag, const char *text, uint32_t *out)
 static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 {
 	enum { O_AGENT = 255, O_ADVERTISE = 256, O_HELLO, O_RESERVATION, O_TOKEN_TTL, O_NO_PLACEMENT, O_BUDGET, O_PACE, O_WAIT,
-	       O_HANDOFF_TIMEOUT, O_STORE_TIMEOUT };
+	       O_HANDOFF_TIMEOUT, O_STORE_TIMEOUT, O_MAX_FRAME, O_MAX_UNAUTH, O_MAX_UNAUTH_SOURCE, O_MAX_SESSIONS,
+	       O_LIMIT_RETRY };
 	static const struct option opts[] = {
 		{ "id", required_argument, NULL, 'i' },
 		{ "listen", required_argument, NULL, 'l' },
@@ -73,6 +88,11 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		{ "drain-wait", required_argument, NULL, O_WAIT },
 		{ "handoff-timeout", required_argument, NULL, O_HANDOFF_TIMEOUT },
 		{ "store-timeout", required_argument, NULL, O_STORE_TIMEOUT },
+		{ "max-frame", required_argument, NULL, O_MAX_FRAME },
+		{ "max-unauth", required_argument, NULL, O_MAX_UNAUTH },
+		{ "max-unauth-per-source", required_argument, NULL, O_MAX_UNAUTH_SOURCE },
+		{ "max-sessions", required_argument, NULL, O_MAX_SESSIONS },
+		{ "limit-retry", required_argument, NULL, O_LIMIT_RETRY },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -83,7 +103,9 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 	*cfg = (struct gw_config){ .store_url = RS_STORE_DEFAULT_URL, .heartbeat_ms = 5000, .ttl_ms = 15000,
 				   .hello_timeout_ms = 5000, .reservation_ms = 5000, .token_ttl_s = 3600,
 				   .drain = { .pace_ms = 50, .budget_ms = 25000, .membership_wait_ms = 5000 },
-				   .handoff_timeout_ms = 5000, .store_timeout_ms = 1000 };
+				   .handoff_timeout_ms = 5000, .store_timeout_ms = 1000, .max_frame = RS_FRAME_MAX,
+				   .max_unauth = 256, .max_unauth_per_source = 8, .max_sessions = 0,
+				   .limit_retry_ms = 5000 };
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		int err = 0;
@@ -108,6 +130,23 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		case O_WAIT: err = parse_ms("--drain-wait", optarg, &cfg->drain.membership_wait_ms); break;
 		case O_HANDOFF_TIMEOUT: err = parse_ms("--handoff-timeout", optarg, &cfg->handoff_timeout_ms); break;
 		case O_STORE_TIMEOUT: err = parse_ms("--store-timeout", optarg, &cfg->store_timeout_ms); break;
+		case O_MAX_FRAME:
+			err = rs_parse_flag_u32("ringsteer-gateway", "--max-frame", optarg, RS_FRAME_V1_MAX, RS_FRAME_MAX,
+						&cfg->max_frame);
+			break;
+		case O_MAX_UNAUTH:
+			err = rs_parse_flag_u32("ringsteer-gateway", "--max-unauth", optarg, 1, GW_UNAUTH_MAX,
+						&cfg->max_unauth);
+			break;
+		case O_MAX_UNAUTH_SOURCE:
+			err = rs_parse_flag_u32("ringsteer-gateway", "--max-unauth-per-source", optarg, 1, GW_UNAUTH_MAX,
+						&cfg->max_unauth_per_source);
+			break;
+		case O_MAX_SESSIONS:
+			err = rs_parse_flag_u32("ringsteer-gateway", "--max-sessions", optarg, 0, UINT32_MAX,
+						&cfg->max_sessions);
+			break;
+		case O_LIMIT_RETRY: err = parse_ms("--limit-retry", optarg, &cfg->limit_retry_ms); break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case ':':
 			fprintf(stderr, "ringsteer-gateway: option %s needs a value\n", argv[optind - 1]);
@@ -230,6 +269,9 @@ int main(int argc, char **argv)
 		       strerror(-err), NULL);
 		goto cleanup;
 	}
+	err = gw_unauth_init(&gw.unauth, gw.cfg.max_unauth, gw.cfg.max_unauth_per_source);
+	if (err)
+		goto cleanup;
 	gw.base = event_base_new();
 	if (!gw.base)
 		goto cleanup;
@@ -290,6 +332,7 @@ cleanup:
 	if (gw.base)
 		event_base_free(gw.base);
 	rs_store_close(gw.store);
+	gw_unauth_free(&gw.unauth);
 	OPENSSL_cleanse(gw.secret.key, sizeof(gw.secret.key));
 	return rc;
 }

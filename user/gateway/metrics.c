@@ -16,6 +16,8 @@ static const char *const reject_labels[GW_REJECT_COUNT] = {
 	[GW_REJECT_BAD_TOKEN] = "bad_token",   [GW_REJECT_BAD_MEMBER] = "bad_member",
 	[GW_REJECT_HELLO_TIMEOUT] = "hello_timeout", [GW_REJECT_SUPERSEDED] = "superseded",
 	[GW_REJECT_UNAVAILABLE] = "unavailable", [GW_REJECT_LIMIT] = "limit",
+	[GW_REJECT_FRAME_TOO_LARGE] = "frame_too_large", [GW_REJECT_UNAUTH_PER_SOURCE] = "unauth_per_source",
+	[GW_REJECT_UNAUTH_TOTAL] = "unauth_total", [GW_REJECT_SESSIONS] = "sessions",
 };
 
 const char *gw_reject_label(enum gw_reject r)
@@ -73,6 +75,10 @@ static void render(const void *ctx, struct evbuffer *b)
 	for (int r = 0; r < GW_REJECT_COUNT; r++)
 		evbuffer_add_printf(b, "ringsteer_gateway_rejects_total{gateway=\"%s\",reason=\"%s\"} %llu\n", id,
 				    reject_labels[r], (unsigned long long)k->rejects[r]);
+	rs_metrics_family(b, "ringsteer_gateway_unauthenticated_connections", "gauge",
+	       "Connections accepted and not yet past HELLO and token (--max-unauth bounds them).");
+	evbuffer_add_printf(b, "ringsteer_gateway_unauthenticated_connections{gateway=\"%s\"} %llu\n", id,
+			    (unsigned long long)gw->unauth.total);
 	rs_metrics_family(b, "ringsteer_gateway_store_errors_total", "counter", "Store operations that failed.");
 	evbuffer_add_printf(b, "ringsteer_gateway_store_errors_total{gateway=\"%s\"} %llu\n", id,
 			    (unsigned long long)k->store_errors);

@@ -13,6 +13,7 @@
 #include "wire.h"
 
 static_assert(WIRE_FRAME_BOUND <= RS_FRAME_MAX, "largest frame exceeds RS_FRAME_MAX");
+static_assert(WIRE_FRAME_BOUND == RS_FRAME_V1_MAX, "RS_FRAME_V1_MAX is not the largest frame");
 static_assert(WIRE_ACCEPT_MAX <= WIRE_FRAME_BOUND, "ACCEPT exceeds WIRE_FRAME_BOUND");
 static_assert(WIRE_REDIRECT_MAX <= WIRE_FRAME_BOUND, "REDIRECT exceeds WIRE_FRAME_BOUND");
 static_assert(WIRE_REJECT_MAX <= WIRE_FRAME_BOUND, "REJECT exceeds WIRE_FRAME_BOUND");

@@ -105,6 +105,13 @@ int wire_frame_total(const uint8_t hdr[WIRE_LENGTH_FIELD], size_t *total)
 	return 0;
 }
 
+int rs_frame_size(const uint8_t *buf, size_t len, size_t *total)
+{
+	if (len < WIRE_LENGTH_FIELD)
+		return -EAGAIN;
+	return wire_frame_total(buf, total);
+}
+
 const char *rs_frame_type_name(uint8_t type)
 {
 	switch (type) {

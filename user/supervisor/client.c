@@ -6,6 +6,10 @@
  * stay; a failed redial falls back to the Service without (its gateway may
  * be gone, and the rule must place it).  Service failures back off 1 s
  * doubling to 30 s with +-20% jitter; nothing after a redirect waits.
+ * A REJECT's retry_after_ms is a floor on the next attempt, whatever the
+ * link was (docs/PROTOCOL.md): a gateway at its session limit, or a
+ * redirect target that is, is not dialed again sooner, nor is the Service
+ * dialed at once in its place; the jitter is then added above the floor.
  * Token refresh and drain redirects are make-before-break: the attached
  * link stays until the new one is accepted. */
 #include <errno.h>
@@ -27,6 +31,9 @@
 
 #define BACKOFF_FIRST_MS 1000
 #define BACKOFF_MAX_MS 30000
+/* A retry hint is honoured up to this: a misconfigured gateway must not
+ * park its supervisors for days (the field is a u32 of milliseconds). */
+#define RETRY_HINT_MAX_MS 600000
 
 enum link_state {
 	LINK_CONNECTING,
@@ -93,8 +100,11 @@ static void say_goodbye_and_free(struct sup_link *l)
 	link_free(l);
 }
 
-/* Schedules a Service dial after the current backoff, then doubles it. */
-static void retry_later(struct supervisor *s, bool stay)
+/* Schedules a Service dial after the current backoff, then doubles it; not
+ * sooner than floor_ms (a REJECT's retry hint, 0 if none), with up to 20%
+ * jitter above the floor so that a fleet refused at once does not return
+ * at once. */
+static void retry_after(struct supervisor *s, bool stay, uint32_t floor_ms)
 {
 	uint64_t delay = s->backoff_ms ? s->backoff_ms : BACKOFF_FIRST_MS;
 	uint64_t jitter = delay / 5;
@@ -102,6 +112,14 @@ static void retry_later(struct supervisor *s, bool stay)
 	char ms[24];
 
 	delay = delay - jitter + next_random(s) % (2 * jitter + 1);
+	if (floor_ms > RETRY_HINT_MAX_MS)
+		floor_ms = RETRY_HINT_MAX_MS;
+	if (floor_ms > 0) {
+		uint64_t least = floor_ms + next_random(s) % ((uint64_t)floor_ms / 5 + 1);
+
+		if (delay < least)
+			delay = least;
+	}
 	s->backoff_ms = s->backoff_ms ? s->backoff_ms * 2 : BACKOFF_FIRST_MS * 2;
 	if (s->backoff_ms > BACKOFF_MAX_MS)
 		s->backoff_ms = BACKOFF_MAX_MS;
@@ -112,8 +130,14 @@ static void retry_later(struct supervisor *s, bool stay)
 	evtimer_add(s->retry_ev, &tv);
 }
 
-/* What a failed or refused link leads to. */
-static void link_failed(struct sup_link *l, const char *why)
+static void retry_later(struct supervisor *s, bool stay)
+{
+	retry_after(s, stay, 0);
+}
+
+/* What a failed or refused link leads to; floor_ms is the refusal's retry
+ * hint (0: none). */
+static void link_refused(struct sup_link *l, const char *why, uint32_t floor_ms)
 {
 	struct supervisor *s = l->s;
 	enum sup_via via = l->via;
@@ -122,6 +146,14 @@ static void link_failed(struct sup_link *l, const char *why)
 	rs_log(stderr, "warn", s->who, "event", "dial_failed", "via", via_name(via), "endpoint", l->endpoint, "error",
 	       why, NULL);
 	link_free(l);
+	if (floor_ms > 0 && via != VIA_SERVICE) {
+		/* What would have been dialed at once waits for the hint: the
+		 * Service, asking to stay after a redirect (as below), not after
+		 * a redial.  Still attached (a drain's target refused us), the
+		 * retry goes back through our gateway, which places us again. */
+		retry_after(s, via == VIA_REDIRECT || via == VIA_REFRESH || s->active, floor_ms);
+		return;
+	}
 	switch (via) {
 	case VIA_REDIRECT:
 		/* The target is unreachable: back to the Service, asking to stay
@@ -138,9 +170,14 @@ static void link_failed(struct sup_link *l, const char *why)
 		break;
 	case VIA_SERVICE:
 		if (!s->active)
-			retry_later(s, stay);
+			retry_after(s, stay, floor_ms);
 		break;
 	}
+}
+
+static void link_failed(struct sup_link *l, const char *why)
+{
+	link_refused(l, why, 0);
 }
 
 static uint64_t now_ms(void)
@@ -234,11 +271,13 @@ static bool on_frame(struct sup_link *l, const struct rs_frame *f)
 		return keep;
 	}
 	case RS_FRAME_REJECT: {
-		char code[8];
+		char code[8], retry[16];
 
 		snprintf(code, sizeof(code), "%u", f->u.reject.code);
-		rs_log(stderr, "warn", s->who, "event", "rejected", "code", code, "text", f->u.reject.text, NULL);
-		link_failed(l, "rejected");
+		snprintf(retry, sizeof(retry), "%u", f->u.reject.retry_after_ms);
+		rs_log(stderr, "warn", s->who, "event", "rejected", "code", code, "retry_after_ms", retry, "text",
+		       f->u.reject.text, NULL);
+		link_refused(l, "rejected", f->u.reject.retry_after_ms);
 		return false;
 	}
 	case RS_FRAME_HEARTBEAT:
