@@ -45,5 +45,18 @@ seen=""
 for i in $(seq 10 40); do seen+=" $(dial 127.0.2.$i)"; done
 case $seen in *gw-a*) fail "a dial landed on the released gw-a:$seen" ;; esac
 case $seen in *gw-c*) ;; *) fail "no dial reached the new gw-c:$seen" ;; esac
+
+# Every row expires (a store stalled past the TTL) while both listeners stay
+# open: the table keeps steering to them (it once went empty, refusing every
+# Service connection until the store came back).
+sqlite3 "$KT_DIR/ringsteer.db" "UPDATE gateways SET heartbeat_ms = $((now - 700000))" || fail "store update"
+table_total() { [ "$(($(buckets_of gw-b) + $(buckets_of gw-c)))" = 4096 ]; }
+expired_seen() { [ "$(syncs ok)" -gt "$(cat "$KT_DIR/ok_mark")" ]; }
+syncs ok >"$KT_DIR/ok_mark"
+await "a sync after every row expired" 5 expired_seen
+syncs ok >"$KT_DIR/ok_mark"
+await "one more (the table swap, if any, is done)" 5 expired_seen
+table_total || fail "rows expired, listeners open: table gw-b $(buckets_of gw-b) gw-c $(buckets_of gw-c)"
+[ -n "$(dial 127.0.2.77)" ] || fail "a Service dial was refused with every row expired"
 agent_stop
 echo "ok"

@@ -81,6 +81,13 @@ static const struct rs_gateway_row *find_gateway(const struct agent_snapshot *s,
 	return NULL;
 }
 
+/* Every registered slot whose listener is open weighs the same. */
+static void weights_open_listeners(const struct view *v, uint32_t w[RS_SLOTS_MAX])
+{
+	for (uint32_t i = 0; i < RS_SLOTS_MAX; i++)
+		w[i] = v->slot[i].state == RS_SLOT_REGISTERED && v->socket[i];
+}
+
 static void weights_of(const struct agent *a, const struct view *v, uint32_t w[RS_SLOTS_MAX])
 {
 	const struct agent_snapshot *s = &a->snap;
@@ -89,13 +96,10 @@ static void weights_of(const struct agent *a, const struct view *v, uint32_t w[R
 	bool any_room = false;
 
 	memset(w, 0, sizeof(uint32_t) * RS_SLOTS_MAX);
-	if (!a->cfg.store_url) {
-		for (uint32_t i = 0; i < RS_SLOTS_MAX; i++)
-			w[i] = v->slot[i].state == RS_SLOT_REGISTERED && v->socket[i];
+	if (!a->cfg.store_url || !s->valid) {
+		weights_open_listeners(v, w);
 		return;
 	}
-	if (!s->valid)
-		return;
 	for (size_t g = 0; g < s->n_gateways; g++) {
 		members += s->gateways[g].supervisors;
 		serving += s->gateways[g].state == RS_GATEWAY_SERVING;
@@ -122,6 +126,15 @@ static void weights_of(const struct agent *a, const struct view *v, uint32_t w[R
 		row = find_gateway(s, v->slot[i].gateway);
 		w[i] = row && row->state == RS_GATEWAY_SERVING;
 	}
+	for (uint32_t i = 0; i < RS_SLOTS_MAX; i++)
+		if (w[i])
+			return;
+	/* The store shows no local gateway serving, yet listeners are open: a
+	 * store stalled past the TTL (a long lock, an outage the gateways ride
+	 * out degraded) or every local gateway draining.  An empty table would
+	 * refuse every Service connection; the open listeners accept (or
+	 * redirect) them, so steer evenly to those. */
+	weights_open_listeners(v, w);
 }
 
 static int table_apply(struct agent *a, const struct view *v)
