@@ -50,6 +50,14 @@
 
 RS_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 RS_BUILD=${RS_BUILD:-build}
+# Under valgrind (RS_VALGRIND=1) everything runs many times slower: a HELLO
+# can take longer than 3 x 200 ms to decide, and the gateway's idle timeout
+# then closes a link it has just accepted; slower clocks keep the scenarios'
+# meaning (tests state their deadlines in terms of these).
+if [ "${RS_VALGRIND:-0}" = 1 ]; then
+	RS_HEARTBEAT_MS=${RS_HEARTBEAT_MS:-1000}
+	RS_TTL_MS=${RS_TTL_MS:-5000}
+fi
 RS_HEARTBEAT_MS=${RS_HEARTBEAT_MS:-200}
 RS_TTL_MS=${RS_TTL_MS:-1000}
 RS_GW_ARGS=${RS_GW_ARGS:-}
@@ -93,6 +101,11 @@ sup_log() { echo "$RS_DIR/log/sup-$1.${2:-${RS_SUP_STARTS[$1]:-1}}.log"; }
 ctl() { "$RS_BUILD/ringsteerctl" "$@"; }
 # rs_slow S: a start-up deadline of S seconds, times 6 under valgrind.
 rs_slow() { if [ "${RS_VALGRIND:-0}" = 1 ]; then echo $(($1 * 6)); else echo "$1"; fi; }
+# rs_valgrind_gw_args: under valgrind a store call takes many times longer,
+# and one that outlasts --store-timeout (1 s) is taken for a store outage
+# (arrivals accepted degraded, above the cap): give it 10 s there.  Tests
+# that set --store-timeout in RS_GW_ARGS still win (later flags override).
+rs_valgrind_gw_args() { [ "${RS_VALGRIND:-0}" != 1 ] || echo "--store-timeout 10000"; }
 # rs_valgrind LOG: the command prefix that runs a daemon under valgrind
 # (memcheck; definite leaks count as errors) when RS_VALGRIND=1, else
 # nothing.  cluster_down fails the test on any error in a LOG.
@@ -367,7 +380,7 @@ gw_start() {
 	ip netns exec "$(gw_ns "$n")" $(rs_valgrind "$(gw_log "$n").vg") "$RS_BUILD/ringsteer-gateway" --id "gw-$n" \
 		--listen "$a:$RS_GW_LISTEN_PORT" --peer "$a:$RS_GW_PEER_PORT" \
 		--store "$RS_STORE" --secret "$RS_SECRET" --metrics "$a:$RS_GW_METRICS_PORT" \
-		--heartbeat "$RS_HEARTBEAT_MS" --ttl "$RS_TTL_MS" \
+		--heartbeat "$RS_HEARTBEAT_MS" --ttl "$RS_TTL_MS" $(rs_valgrind_gw_args) \
 		$RS_GW_ARGS $(gw_node_args "$n") ${RS_GW_XARGS[$n]:-} >"$(gw_log "$n")" 2>&1 &
 	RS_GW_PID[$n]=$!
 	disown "$!" # no "Killed" notices; exits are awaited with rs_gone
