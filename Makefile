@@ -16,7 +16,7 @@ endif
 PG_CFLAGS := -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql)
 CFLAGS   := -std=c17 -Wall -Wextra -Werror $(OPT) -g -fPIC -D_GNU_SOURCE -Iinclude $(PG_CFLAGS) $(SANFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS  := $(SANFLAGS)
-LIBS     := -levent -lsqlite3 -lcrypto -lpq
+LIBS     := -levent_openssl -levent -lsqlite3 -lssl -lcrypto -lpq
 
 # Debian packages the build and tests need.  clang and libclang-rt-14-dev:
 # libFuzzer; nftables, iproute2, curl: the test cluster; prometheus
@@ -31,7 +31,7 @@ DEB_PACKAGES += postgresql libpq-dev
 DEB_PACKAGES += valgrind
 
 LIB_SRCS  := $(wildcard user/ring/*.c user/placement/*.c user/drain/*.c user/proto/*.c user/token/*.c \
-	user/util/*.c user/agent/registration*.c \
+	user/util/*.c user/tls/*.c user/agent/registration*.c \
 	user/store/*.c)
 CTL_SRCS  := $(wildcard user/ctl/*.c user/sim/*.c)
 GW_SRCS   := $(wildcard user/gateway/*.c)
@@ -273,6 +273,7 @@ bench: deps all $(BENCH_BINS)
 	@echo "== bench/service_only.sh"; bench/service_only.sh $(BUILD)
 	@echo "== bench/rolling_restart.sh"; bench/rolling_restart.sh $(BUILD)
 	@echo "== bench/accept_time.sh"; bench/accept_time.sh $(BUILD)
+	@echo "== bench/tls_cost.sh"; bench/tls_cost.sh $(BUILD)
 
 sim: deps all
 	$(BUILD)/ringsteerctl sim

@@ -15,9 +15,14 @@
 #   verdict: even (max - min = D ...)   or   verdict: uneven (max - min = D ...)
 # exits 0 when even, and removes everything it made.
 #
+# Every link is TLS 1.3 with client certificates (a CA made for the run with
+# the openssl command, tests/tls/make_certs.sh): each redirect is followed
+# only to a gateway whose certificate names the redirect's gateway id.
+#
 # Environment: AGENT=1 (default; falls back to the redirect path, saying
-# so, when the kernel or privileges lack sk_lookup) or AGENT=0;
-# DEMO_SUPERVISORS (12), DEMO_GATEWAYS (3); RS_KEEP=1 keeps the temp dir.
+# so, when the kernel or privileges lack sk_lookup) or AGENT=0; TLS=1
+# (default) or TLS=0 (plaintext, --insecure); DEMO_SUPERVISORS (12),
+# DEMO_GATEWAYS (3); RS_KEEP=1 keeps the temp dir.
 set -u
 if [ $# -ne 1 ] || [ ! -d "$1" ]; then
 	echo "usage: $0 BUILD_DIR" >&2
@@ -29,6 +34,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../tests/cluster/lib.sh"
 
 AGENT=${AGENT:-1}
+RS_TLS=${TLS:-1}
+RS_TLS_MTLS=$RS_TLS
 SUPS=${DEMO_SUPERVISORS:-12}
 GWS=${DEMO_GATEWAYS:-3}
 # The harness's fast clocks (heartbeat 200 ms, TTL 1 s) keep the story short.
@@ -146,7 +153,7 @@ demo_agent() {
 
 # --- the story -------------------------------------------------------------
 
-say "ringsteer demo: $GWS gateways, $SUPS supervisors, $([ "$AGENT" = 1 ] && echo 'node agent steering in the kernel (AGENT=0: redirects only)' || echo 'no agent: the Service spreads at random, ringsteer redirects')"
+say "ringsteer demo: $GWS gateways, $SUPS supervisors, $([ "$AGENT" = 1 ] && echo 'node agent steering in the kernel (AGENT=0: redirects only)' || echo 'no agent: the Service spreads at random, ringsteer redirects'), $([ "$RS_TLS" = 1 ] && echo 'mutual TLS 1.3' || echo 'plaintext (TLS=0)')"
 export RS_AGENT=$AGENT
 cluster_up --gateways 0
 [ "$AGENT" = 1 ] && demo_agent

@@ -223,7 +223,7 @@ log_has "$(gw_log 1)" "event=degraded_accept member=sup-$x " || fail "gw-1 did n
 svc_update 2
 twin_log="$RS_DIR/log/sup-$x-twin.log"
 rs_ns "$RS_BUILD/ringsteer-supervisor" --id "sup-$x" --service "$RS_SERVICE" --token-file "$RS_DIR/sup-$x.token" \
-	--sandboxes 2 --bind "$(sup_addr $((100 + x)))" >"$twin_log" 2>&1 &
+	--sandboxes 2 --bind "$(sup_addr $((100 + x)))" $(rs_sup_transport_args "$x") >"$twin_log" 2>&1 &
 disown "$!"
 await "the second sup-$x accepted by gw-2" 10 grep -qE 'event=attached .*gateway=gw-2' "$twin_log"
 log_has "$(gw_log 2)" "event=degraded_accept member=sup-$x " || fail "gw-2 did not accept sup-$x degraded"

@@ -47,6 +47,14 @@
 #                       report fails the test at cluster_down
 #   RS_PG_DIR           a PostgreSQL server's directory (tests/pg/pg_server.sh start):
 #                       the store is a fresh database there instead of SQLite
+#   RS_TLS=1            TLS 1.3: a CA made at cluster_up (tests/tls/make_certs.sh,
+#                       $RS_DIR/tls), gw-N's certificate naming gw-N and the
+#                       Service name ringsteer.test; RS_TLS_MTLS=1 adds client
+#                       certificates naming sup-M.  A certificate already in
+#                       $RS_DIR/tls (gw-N.crt, sup-M.crt) is used as it is, so a
+#                       test can issue a wrong one first.  Default: plaintext,
+#                       --insecure, targets allowed in RS_REDIRECT_ALLOW (default
+#                       "127.0.0.0/8 198.18.0.0/15", one --redirect-allow each)
 
 RS_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 RS_BUILD=${RS_BUILD:-build}
@@ -105,6 +113,32 @@ rs_slow() { if [ "${RS_VALGRIND:-0}" = 1 ]; then echo $(($1 * 6)); else echo "$1
 # and one that outlasts --store-timeout (1 s) is taken for a store outage
 # (arrivals accepted degraded, above the cap): give it 10 s there.  Tests
 # that set --store-timeout in RS_GW_ARGS still win (later flags override).
+# Transport flags (RS_TLS, above).
+RS_TLS_NAME=ringsteer.test
+rs_tls_issue() { # NAME SAN: a leaf certificate from the cluster's CA, unless one is there
+	[ -s "$RS_DIR/tls/$1.crt" ] || "$RS_LIB_DIR/../tls/make_certs.sh" "$RS_DIR/tls" issue "$1" "$2" ||
+		fail "make_certs.sh issue $1"
+}
+rs_gw_transport_args() {
+	if [ "${RS_TLS:-0}" != 1 ]; then echo "--insecure"; return; fi
+	rs_tls_issue "gw-$1" "DNS:gw-$1,DNS:$RS_TLS_NAME"
+	echo "--tls-cert $RS_DIR/tls/gw-$1.crt --tls-key $RS_DIR/tls/gw-$1.key" \
+		"$([ "${RS_TLS_MTLS:-0}" != 1 ] || echo "--tls-ca $RS_DIR/tls/ca.crt")"
+}
+rs_sup_transport_args() {
+	if [ "${RS_TLS:-0}" != 1 ]; then
+		local net
+		echo "--insecure"
+		for net in ${RS_REDIRECT_ALLOW:-127.0.0.0/8 198.18.0.0/15}; do echo "--redirect-allow $net"; done
+		return
+	fi
+	echo "--tls-ca $RS_DIR/tls/ca.crt --tls-server-name $RS_TLS_NAME"
+	if [ "${RS_TLS_MTLS:-0}" = 1 ]; then
+		rs_tls_issue "sup-$1" "DNS:sup-$1"
+		echo "--tls-cert $RS_DIR/tls/sup-$1.crt --tls-key $RS_DIR/tls/sup-$1.key"
+	fi
+}
+
 rs_valgrind_gw_args() { [ "${RS_VALGRIND:-0}" != 1 ] || echo "--store-timeout 10000"; }
 # rs_valgrind LOG: the command prefix that runs a daemon under valgrind
 # (memcheck; definite leaks count as errors) when RS_VALGRIND=1, else
@@ -221,6 +255,9 @@ cluster_up() {
 	trap 'exit 143' TERM
 
 	(umask 077 && head -c 32 /dev/urandom | od -An -v -tx1 | tr -d ' \n' >"$RS_SECRET")
+	if [ "${RS_TLS:-0}" = 1 ]; then
+		"$RS_LIB_DIR/../tls/make_certs.sh" "$RS_DIR/tls" || fail "make_certs.sh: no CA"
+	fi
 	if ! ip netns add "$RS_NS"; then
 		rm -rf "$RS_DIR"
 		RS_NS="" RS_DIR=""
@@ -380,7 +417,7 @@ gw_start() {
 	ip netns exec "$(gw_ns "$n")" $(rs_valgrind "$(gw_log "$n").vg") "$RS_BUILD/ringsteer-gateway" --id "gw-$n" \
 		--listen "$a:$RS_GW_LISTEN_PORT" --peer "$a:$RS_GW_PEER_PORT" \
 		--store "$RS_STORE" --secret "$RS_SECRET" --metrics "$a:$RS_GW_METRICS_PORT" \
-		--heartbeat "$RS_HEARTBEAT_MS" --ttl "$RS_TTL_MS" $(rs_valgrind_gw_args) \
+		--heartbeat "$RS_HEARTBEAT_MS" --ttl "$RS_TTL_MS" $(rs_valgrind_gw_args) $(rs_gw_transport_args "$n") \
 		$RS_GW_ARGS $(gw_node_args "$n") ${RS_GW_XARGS[$n]:-} >"$(gw_log "$n")" 2>&1 &
 	RS_GW_PID[$n]=$!
 	disown "$!" # no "Killed" notices; exits are awaited with rs_gone
@@ -437,7 +474,7 @@ sup_start() {
 	# shellcheck disable=SC2086
 	ip netns exec "$(sup_ns "$m")" "$RS_BUILD/ringsteer-supervisor" --id "sup-$m" \
 		--service "${RS_SUP_SERVICE:-$RS_SERVICE}" --token-file "$tok" \
-		--sandboxes "$boxes" --sandboxes-file "$boxf" --bind "$(sup_addr "$m")" \
+		--sandboxes "$boxes" --sandboxes-file "$boxf" --bind "$(sup_addr "$m")" $(rs_sup_transport_args "$m") \
 		$RS_SUP_ARGS ${RS_SUP_XARGS[$m]:-} >"$(sup_log "$m")" 2>&1 &
 	RS_SUP_PID[$m]=$!
 	disown "$!"

@@ -16,6 +16,9 @@
 # one last quiet point (at most RS_SOAK_QUIET_S) and the cleanup; a run
 # that overruns SECONDS + RS_SOAK_QUIET_S + 120 fails.
 #
+# Every link is mutual TLS 1.3 (RS_SOAK_TLS=0: plaintext), so the fd and
+# RSS figures include the TLS state, and every redirect, redial and drain
+# handoff checks the target's certificate.
 # Cluster (tests/cluster/lib.sh): the agent steers the Service (RS_AGENT=1,
 # gateways started with --agent, as t_15); when the agent cannot steer here
 # (exit 3, event=no_steering) the soak runs without it on the nftables
@@ -777,6 +780,8 @@ soak_main() {
 	[ "${RS_SOAK_NO_AGENT:-0}" = 1 ] && RS_AGENT=0
 	[ -x "$RS_BUILD/ringsteer-agent" ] || RS_AGENT=0
 	[ "$RS_ARTIFACTS" = "$SOAK_BUILD/soak/seed-$SOAK_SEED" ] && rm -rf "$RS_ARTIFACTS"
+	RS_TLS=${RS_SOAK_TLS:-1}
+	RS_TLS_MTLS=$RS_TLS
 	cluster_up --gateways 0
 	trap soak_exit EXIT
 	SAMPLES_FILE="$RS_DIR/log/soak.samples"

@@ -20,6 +20,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -125,7 +127,7 @@ static const bool reject_floods[GW_REJECT_COUNT] = {
 	[GW_REJECT_BAD_FRAME] = true,       [GW_REJECT_BAD_VERSION] = true,
 	[GW_REJECT_BAD_TOKEN] = true,       [GW_REJECT_HELLO_TIMEOUT] = true,
 	[GW_REJECT_FRAME_TOO_LARGE] = true, [GW_REJECT_UNAUTH_PER_SOURCE] = true,
-	[GW_REJECT_UNAUTH_TOTAL] = true,
+	[GW_REJECT_UNAUTH_TOTAL] = true,    [GW_REJECT_TLS_HANDSHAKE] = true,
 };
 
 /* Counts a refusal and logs it, one line each unless its reason floods
@@ -338,6 +340,12 @@ static void on_hello(struct gw_conn *c, const struct rs_hello *h)
 			    err == -EKEYEXPIRED ? "token expired" : "token invalid for this member");
 		return;
 	}
+	/* mTLS: the token says who may attach, the certificate who is
+	 * speaking; both must be the HELLO's member. */
+	if (!gw_tls_client_is(c->bev, gw, h->member_id)) {
+		conn_reject(c, GW_REJECT_CLIENT_CERT, RS_REJECT_BAD_TOKEN, "client certificate does not name this member");
+		return;
+	}
 	a.gateway_id = gw->cfg.id;
 	a.member_id = h->member_id;
 	a.instance_id = h->instance_id;
@@ -506,7 +514,20 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 {
 	struct gw_conn *c = arg;
 
-	(void)bev;
+	if (what & BEV_EVENT_CONNECTED) { /* the TLS handshake is done */
+		c->secured = true;
+		return;
+	}
+	if (!c->secured && (what & BEV_EVENT_ERROR)) {
+		/* A plaintext client, an unknown CA, no client certificate: the
+		 * peer learns it from the TLS alert; we count and log it. */
+		char why[256];
+
+		gw_tls_failure(bev, why, sizeof(why));
+		note_refusal(c->gw, GW_REJECT_TLS_HANDSHAKE, c->source, "", why);
+		conn_free(c);
+		return;
+	}
 	if (what & BEV_EVENT_TIMEOUT)
 		rs_log(stderr, "info", c->gw->who, "event", "idle_timeout", "member", c->member_id, "source", c->source,
 		       NULL);
@@ -521,7 +542,11 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (c->state == CONN_HELLO)
+	if (c->state == CONN_HELLO && !c->secured) {
+		/* The handshake is not done: no frame can be sent, just close. */
+		note_refusal(c->gw, GW_REJECT_HELLO_TIMEOUT, c->source, "", "no TLS handshake within the deadline");
+		conn_free(c);
+	} else if (c->state == CONN_HELLO)
 		conn_reject(c, GW_REJECT_HELLO_TIMEOUT, RS_REJECT_HELLO_TIMEOUT, "no HELLO within the deadline");
 	else if (c->state == CONN_CLOSING)
 		conn_free(c);
@@ -530,7 +555,8 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 /* Refuses a connection at accept, before anything is allocated for it:
  * counted, logged (rate limited), told REJECT LIMIT with the retry hint in
  * one non-blocking write (best effort: the socket buffer of a fresh
- * connection takes it), closed. */
+ * connection takes it), closed.  Under TLS nothing is written: a frame
+ * needs a handshake, and a handshake is the cost this limit avoids. */
 static void refuse_at_accept(struct gateway *gw, evutil_socket_t fd, enum gw_reject why, const char *source,
 			     const char *text)
 {
@@ -543,7 +569,7 @@ static void refuse_at_accept(struct gateway *gw, evutil_socket_t fd, enum gw_rej
 	f.u.reject.retry_after_ms = gw->cfg.limit_retry_ms;
 	snprintf(f.u.reject.text, sizeof(f.u.reject.text), "%s", text);
 	/* Best effort, unchecked: whether or not it went out, the close is the answer. */
-	if (rs_frame_encode(&f, buf, sizeof(buf), &len) == 0)
+	if (!gw->tls && rs_frame_encode(&f, buf, sizeof(buf), &len) == 0)
 		(void)send(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	evutil_closesocket(fd);
 }
@@ -583,13 +609,15 @@ void gw_conn_accept(struct evconnlistener *lst, evutil_socket_t fd, struct socka
 	c->source_key = key;
 	c->unauth = true;
 	snprintf(c->source, sizeof(c->source), "%s", source);
-	c->bev = bufferevent_socket_new(gw->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	/* Frames are small and answers wait on them: Nagle would hold an
+	 * ACCEPT behind an unacknowledged segment for a delayed ACK. */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
+	c->secured = !gw->tls;
+	c->bev = gw_tls_bufferevent(gw, fd); /* on failure it has closed fd */
 	c->timer = evtimer_new(gw->base, on_timer, c);
 	if (!c->bev || !c->timer) {
 		if (c->bev)
 			bufferevent_free(c->bev);
-		else
-			evutil_closesocket(fd);
 		if (c->timer)
 			event_free(c->timer);
 		gw_unauth_remove(&gw->unauth, &key);

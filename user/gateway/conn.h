@@ -30,6 +30,7 @@ struct gw_conn {
 	char source[RS_ENDPOINT_MAX + 1];
 	struct gw_unauth_key source_key; /* its address, for the unauthenticated count */
 	bool unauth;        /* counted in gw->unauth: not yet past HELLO + token */
+	bool secured;       /* its TLS handshake completed (plaintext: always) */
 	char member_id[RS_ID_MAX + 1];
 	char instance_id[RS_INSTANCE_MAX + 1];
 	uint64_t epoch;

@@ -8,9 +8,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/listener.h>
+#include <openssl/ssl.h>
 
 #include "ringsteer/drain.h"
 #include "ringsteer/proto.h"
@@ -42,6 +44,10 @@ struct gw_config {
 	uint32_t max_unauth_per_source; /* the same, per peer IP address */
 	uint32_t max_sessions;       /* attached supervisors; 0: no limit */
 	uint32_t limit_retry_ms;     /* retry_after_ms sent with REJECT LIMIT */
+	const char *tls_cert;        /* PEM chain: TLS 1.3 on both listeners */
+	const char *tls_key;
+	const char *tls_ca;          /* verify client certificates against it (mTLS) */
+	bool insecure;               /* plaintext, by explicit choice */
 };
 
 /* Reasons a connection is refused, as metric labels; order = enum. */
@@ -58,6 +64,8 @@ enum gw_reject {
 	GW_REJECT_UNAUTH_PER_SOURCE, /* --max-unauth-per-source reached at accept */
 	GW_REJECT_UNAUTH_TOTAL,      /* --max-unauth reached at accept */
 	GW_REJECT_SESSIONS,          /* --max-sessions reached: the arrival would exceed it */
+	GW_REJECT_TLS_HANDSHAKE,     /* the TLS handshake failed (no, or a refused, client certificate, ...) */
+	GW_REJECT_CLIENT_CERT,       /* mTLS: the client certificate does not name the HELLO's member */
 	GW_REJECT_COUNT
 };
 
@@ -85,6 +93,8 @@ struct gw_counters {
 	uint64_t degraded_accepts;    /* accepted without the store (it was unavailable) */
 	uint64_t claims_recorded;     /* degraded sessions the store learnt on its return */
 	uint64_t claims_superseded;   /* degraded sessions the store had a newer epoch for: closed */
+	uint64_t tls_reloads_ok;      /* SIGHUP: certificate, key and CA read anew */
+	uint64_t tls_reloads_failed;  /* SIGHUP: the files were unusable; the old ones still serve */
 };
 
 struct gw_conn;
@@ -97,7 +107,11 @@ struct gateway {
 	struct rs_secret secret;
 	struct evconnlistener *listen_lst, *peer_lst;
 	struct evhttp *http;
-	struct event *heartbeat_ev, *sigterm_ev, *sigint_ev;
+	struct event *heartbeat_ev, *sigterm_ev, *sigint_ev, *sighup_ev;
+	SSL_CTX *tls;                 /* new connections' context; NULL: plaintext (--insecure).
+				       * A reload swaps it; live connections keep theirs */
+	int64_t tls_not_after;        /* its certificate's expiry, seconds since the epoch */
+	uint64_t tls_stamp;           /* the TLS files' identity when last (re)loaded */
 	struct gw_conn *conns;        /* every open connection, doubly linked */
 	size_t n_attached;
 	bool registered;              /* the store has our row: /readyz */
@@ -169,6 +183,28 @@ bool gw_store_usable(const struct gateway *gw);
 
 /* Milliseconds of a monotonic clock: how long a store call held the loop. */
 int64_t gw_mono_ms(void);
+
+/* Builds the TLS context from --tls-cert/--tls-key/--tls-ca, or leaves it
+ * NULL under --insecure (logged).  Returns 0 or -errno, logged (tls.c). */
+int gw_tls_init(struct gateway *gw);
+
+/* SIGHUP: rebuilds the context from the same files for new connections;
+ * unusable files are logged and counted, and the old context stays (tls.c). */
+void gw_tls_reload(struct gateway *gw);
+
+/* The heartbeat's check: reloads as SIGHUP does when a TLS file has been
+ * replaced since the last (re)load (tls.c). */
+void gw_tls_watch(struct gateway *gw);
+
+/* A bufferevent for an accepted socket: TLS (accepting) when a context is
+ * set, else plain.  NULL on failure, fd then closed (tls.c). */
+struct bufferevent *gw_tls_bufferevent(struct gateway *gw, evutil_socket_t fd);
+
+/* Why the TLS handshake on bev failed, into buf (tls.c). */
+void gw_tls_failure(struct bufferevent *bev, char *buf, size_t len);
+
+/* Whether mTLS is off, or bev's client certificate names member (tls.c). */
+bool gw_tls_client_is(struct bufferevent *bev, const struct gateway *gw, const char *member);
 
 /* Serves /metrics, /readyz, /healthz on cfg.metrics.  Returns 0 or -errno (metrics.c). */
 int gw_metrics_start(struct gateway *gw);

@@ -1,7 +1,7 @@
-/* main.c - ringsteer-gateway: the reference gateway.  Parses flags, opens
- * the store and the listeners, registers, runs the event loop; SIGTERM
- * closes every connection with GOODBYE and removes its row (the drain
- * handoff is built on this by the drain work). */
+/* main.c - ringsteer-gateway: the reference gateway.  Parses flags, loads
+ * its TLS certificate (or is told --insecure), opens the store and the
+ * listeners, registers, runs the event loop; SIGTERM drains (drain.c) and
+ * exits, SIGHUP reloads the TLS files without dropping a connection. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -56,7 +56,17 @@ static const char usage[] =
 	"  --max-unauth-per-source N  the same per peer IP address (default 8)\n"
 	"  --max-sessions N        attached supervisors; an arrival that would exceed it gets\n"
 	"                          REJECT LIMIT with a retry hint (default 0: no limit)\n"
-	"  --limit-retry MS        the retry hint sent with REJECT LIMIT (default 5000)\n";
+	"  --limit-retry MS        the retry hint sent with REJECT LIMIT (default 5000)\n"
+	"\n"
+	"TLS 1.3 on both listeners (required unless --insecure; SIGHUP reloads the files):\n"
+	"  --tls-cert FILE         PEM certificate chain; it must name --id (a DNS SAN) so\n"
+	"                          that redirected supervisors accept it, and the name\n"
+	"                          supervisors dial the Service by\n"
+	"  --tls-key FILE          its private key\n"
+	"  --tls-ca FILE           require client certificates that verify against FILE and\n"
+	"                          name the member of their HELLO (mTLS)\n"
+	"  --insecure              plaintext: no TLS (logged, and exported as\n"
+	"                          ringsteer_gateway_insecure 1)\n";
 
 static int parse_ms(const char *flag, const char *text, uint32_t *out)
 {
@@ -67,7 +77,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 {
 	enum { O_AGENT = 255, O_ADVERTISE = 256, O_HELLO, O_RESERVATION, O_TOKEN_TTL, O_NO_PLACEMENT, O_BUDGET, O_PACE, O_WAIT,
 	       O_HANDOFF_TIMEOUT, O_STORE_TIMEOUT, O_MAX_FRAME, O_MAX_UNAUTH, O_MAX_UNAUTH_SOURCE, O_MAX_SESSIONS,
-	       O_LIMIT_RETRY };
+	       O_LIMIT_RETRY, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_INSECURE };
 	static const struct option opts[] = {
 		{ "id", required_argument, NULL, 'i' },
 		{ "listen", required_argument, NULL, 'l' },
@@ -93,6 +103,10 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		{ "max-unauth-per-source", required_argument, NULL, O_MAX_UNAUTH_SOURCE },
 		{ "max-sessions", required_argument, NULL, O_MAX_SESSIONS },
 		{ "limit-retry", required_argument, NULL, O_LIMIT_RETRY },
+		{ "tls-cert", required_argument, NULL, O_TLS_CERT },
+		{ "tls-key", required_argument, NULL, O_TLS_KEY },
+		{ "tls-ca", required_argument, NULL, O_TLS_CA },
+		{ "insecure", no_argument, NULL, O_INSECURE },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -147,6 +161,10 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 						&cfg->max_sessions);
 			break;
 		case O_LIMIT_RETRY: err = parse_ms("--limit-retry", optarg, &cfg->limit_retry_ms); break;
+		case O_TLS_CERT: cfg->tls_cert = optarg; break;
+		case O_TLS_KEY: cfg->tls_key = optarg; break;
+		case O_TLS_CA: cfg->tls_ca = optarg; break;
+		case O_INSECURE: cfg->insecure = true; break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case ':':
 			fprintf(stderr, "ringsteer-gateway: option %s needs a value\n", argv[optind - 1]);
@@ -176,6 +194,15 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 	}
 	if (strlen(cfg->advertise_peer) > RS_ENDPOINT_MAX) {
 		fprintf(stderr, "ringsteer-gateway: peer endpoint longer than %d bytes\n", RS_ENDPOINT_MAX);
+		return -EINVAL;
+	}
+	if (cfg->insecure && (cfg->tls_cert || cfg->tls_key || cfg->tls_ca)) {
+		fprintf(stderr, "ringsteer-gateway: --insecure and the --tls-* flags exclude each other\n");
+		return -EINVAL;
+	}
+	if (!cfg->insecure && (!cfg->tls_cert || !cfg->tls_key)) {
+		fprintf(stderr, "ringsteer-gateway: --tls-cert and --tls-key are required (plaintext needs an explicit "
+				"--insecure)\n");
 		return -EINVAL;
 	}
 	if (cfg->ttl_ms <= cfg->heartbeat_ms) {
@@ -224,6 +251,14 @@ static void on_heartbeat(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	gw_conn_heartbeat(arg);
+	gw_tls_watch(arg);
+}
+
+static void on_sighup(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	gw_tls_reload(arg);
 }
 
 /* SIGTERM or SIGINT: drain, then exit (drain.c); a second signal exits now. */
@@ -260,6 +295,8 @@ int main(int argc, char **argv)
 		       strerror(-err), NULL);
 		goto cleanup;
 	}
+	if (gw_tls_init(&gw) != 0)
+		goto cleanup;
 	opt.ttl_ms = gw.cfg.ttl_ms;
 	opt.reservation_ms = gw.cfg.reservation_ms;
 	opt.busy_timeout_ms = gw.cfg.store_timeout_ms;
@@ -306,11 +343,14 @@ int main(int argc, char **argv)
 	gw.drain_ev = evtimer_new(gw.base, gw_drain_tick, &gw);
 	gw.sigterm_ev = evsignal_new(gw.base, SIGTERM, on_stop, &gw);
 	gw.sigint_ev = evsignal_new(gw.base, SIGINT, on_stop, &gw);
-	if (!gw.heartbeat_ev || !gw.drain_ev || !gw.sigterm_ev || !gw.sigint_ev || event_add(gw.heartbeat_ev, &tick) ||
-	    event_add(gw.sigterm_ev, NULL) || event_add(gw.sigint_ev, NULL))
+	gw.sighup_ev = evsignal_new(gw.base, SIGHUP, on_sighup, &gw);
+	if (!gw.heartbeat_ev || !gw.drain_ev || !gw.sigterm_ev || !gw.sigint_ev || !gw.sighup_ev ||
+	    event_add(gw.heartbeat_ev, &tick) || event_add(gw.sigterm_ev, NULL) || event_add(gw.sigint_ev, NULL) ||
+	    event_add(gw.sighup_ev, NULL))
 		goto cleanup;
 	rs_log(stderr, "info", gw.who, "event", "started", "listen", gw.cfg.listen, "peer", gw.cfg.advertise_peer,
-	       "store", gw.cfg.store_url, "placement", gw.cfg.no_placement ? "off" : "on", NULL);
+	       "store", gw.cfg.store_url, "placement", gw.cfg.no_placement ? "off" : "on", "tls",
+	       !gw.tls ? "off" : gw.cfg.tls_ca ? "mutual" : "server", NULL);
 	event_base_dispatch(gw.base);
 	rc = 0;
 cleanup:
@@ -323,6 +363,8 @@ cleanup:
 		event_free(gw.sigterm_ev);
 	if (gw.sigint_ev)
 		event_free(gw.sigint_ev);
+	if (gw.sighup_ev)
+		event_free(gw.sighup_ev);
 	if (gw.http)
 		evhttp_free(gw.http);
 	if (gw.listen_lst)
@@ -333,6 +375,7 @@ cleanup:
 		event_base_free(gw.base);
 	rs_store_close(gw.store);
 	gw_unauth_free(&gw.unauth);
+	SSL_CTX_free(gw.tls);
 	OPENSSL_cleanse(gw.secret.key, sizeof(gw.secret.key));
 	return rc;
 }

@@ -18,6 +18,7 @@ static const char *const reject_labels[GW_REJECT_COUNT] = {
 	[GW_REJECT_UNAVAILABLE] = "unavailable", [GW_REJECT_LIMIT] = "limit",
 	[GW_REJECT_FRAME_TOO_LARGE] = "frame_too_large", [GW_REJECT_UNAUTH_PER_SOURCE] = "unauth_per_source",
 	[GW_REJECT_UNAUTH_TOTAL] = "unauth_total", [GW_REJECT_SESSIONS] = "sessions",
+	[GW_REJECT_TLS_HANDSHAKE] = "tls_handshake", [GW_REJECT_CLIENT_CERT] = "client_cert",
 };
 
 const char *gw_reject_label(enum gw_reject r)
@@ -99,6 +100,21 @@ static void render(const void *ctx, struct evbuffer *b)
 			    (unsigned long long)k->claims_recorded);
 	evbuffer_add_printf(b, "ringsteer_gateway_store_claims_total{gateway=\"%s\",result=\"superseded\"} %llu\n",
 			    id, (unsigned long long)k->claims_superseded);
+	rs_metrics_family(b, "ringsteer_gateway_insecure", "gauge",
+	       "1 when the gateway serves plaintext (--insecure), 0 under TLS.");
+	evbuffer_add_printf(b, "ringsteer_gateway_insecure{gateway=\"%s\"} %d\n", id, gw->tls ? 0 : 1);
+	if (!gw->tls)
+		return;
+	rs_metrics_family(b, "ringsteer_gateway_tls_cert_expiry_timestamp_seconds", "gauge",
+	       "notAfter of the certificate new connections are served, seconds since the epoch.");
+	evbuffer_add_printf(b, "ringsteer_gateway_tls_cert_expiry_timestamp_seconds{gateway=\"%s\"} %lld\n", id,
+			    (long long)gw->tls_not_after);
+	rs_metrics_family(b, "ringsteer_gateway_tls_reloads_total", "counter",
+	       "SIGHUP reloads of the TLS files, by result (error: the previous files still serve).");
+	evbuffer_add_printf(b, "ringsteer_gateway_tls_reloads_total{gateway=\"%s\",result=\"ok\"} %llu\n", id,
+			    (unsigned long long)k->tls_reloads_ok);
+	evbuffer_add_printf(b, "ringsteer_gateway_tls_reloads_total{gateway=\"%s\",result=\"error\"} %llu\n", id,
+			    (unsigned long long)k->tls_reloads_failed);
 }
 
 static void on_request(struct evhttp_request *req, void *arg)

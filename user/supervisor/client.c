@@ -11,11 +11,21 @@
  * redirect target that is, is not dialed again sooner, nor is the Service
  * dialed at once in its place; the jitter is then added above the floor.
  * Token refresh and drain redirects are make-before-break: the attached
- * link stays until the new one is accepted. */
+ * link stays until the new one is accepted.
+ *
+ * Trust (tls.c): a target learned from the wire (a REDIRECT's, or the
+ * last gateway's peer endpoint from ACCEPT) is dialed only if it is
+ * allowed: under TLS its certificate must name that gateway's id, in
+ * plaintext its address must lie inside --redirect-allow.  A refused
+ * target is counted and logged (event=target_refused) and handled as a
+ * failed dial of its kind: a redirect falls back to the Service asking to
+ * stay, a redial to the Service without, a refresh keeps the old link. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,6 +59,7 @@ struct sup_link {
 	bool stay;
 	uint64_t epoch;
 	char endpoint[RS_ENDPOINT_MAX + 1];
+	char name[RS_ID_MAX + 1]; /* the gateway id (or Service name) its certificate must carry */
 };
 
 static const char *via_name(enum sup_via via)
@@ -159,10 +170,10 @@ static void link_refused(struct sup_link *l, const char *why, uint32_t floor_ms)
 		/* The target is unreachable: back to the Service, asking to stay
 		 * wherever we land (unless still attached: a drain redirect keeps
 		 * the old link and retries through the Service). */
-		sup_dial(s, VIA_SERVICE, s->cfg.service, true);
+		sup_dial(s, VIA_SERVICE, s->cfg.service, s->service_name, true);
 		break;
 	case VIA_REDIAL:
-		sup_dial(s, VIA_SERVICE, s->cfg.service, false);
+		sup_dial(s, VIA_SERVICE, s->cfg.service, s->service_name, false);
 		break;
 	case VIA_REFRESH:
 		/* Still attached on the old link: try again after a backoff. */
@@ -178,6 +189,35 @@ static void link_refused(struct sup_link *l, const char *why, uint32_t floor_ms)
 static void link_failed(struct sup_link *l, const char *why)
 {
 	link_refused(l, why, 0);
+}
+
+/* A target learned from the wire was refused (not allowed, or its
+ * certificate did not name the gateway): counted, logged, then what a
+ * failed dial of the same kind leads to, except that a refused refresh
+ * redial is not retried (it would be refused again): the attached link,
+ * whose token was checked when it attached, carries on. */
+static void target_refused(struct supervisor *s, enum sup_via via, const char *endpoint, const char *name,
+			   const char *why)
+{
+	char total[24];
+
+	s->targets_refused++;
+	snprintf(total, sizeof(total), "%llu", (unsigned long long)s->targets_refused);
+	rs_log(stderr, "warn", s->who, "event", "target_refused", "via", via_name(via), "endpoint", endpoint,
+	       "gateway", name, "error", why, "refused_total", total, NULL);
+	switch (via) {
+	case VIA_REDIRECT:
+		sup_dial(s, VIA_SERVICE, s->cfg.service, s->service_name, true);
+		break;
+	case VIA_REDIAL:
+		sup_dial(s, VIA_SERVICE, s->cfg.service, s->service_name, false);
+		break;
+	case VIA_REFRESH:
+	case VIA_SERVICE:
+		if (!s->active)
+			retry_later(s, true);
+		break;
+	}
 }
 
 static uint64_t now_ms(void)
@@ -244,7 +284,7 @@ static void on_token(struct supervisor *s, const struct rs_token_frame *t)
 	schedule_refresh(s);
 	/* Redial our gateway with the new token, asking to stay; the old link
 	 * stays until the new one is accepted. */
-	sup_dial(s, VIA_REFRESH, s->last_peer, true);
+	sup_dial(s, VIA_REFRESH, s->last_peer, s->last_gateway, true);
 }
 
 /* Handles a frame on link l; returns false when l was freed. */
@@ -267,7 +307,7 @@ static bool on_frame(struct sup_link *l, const struct rs_frame *f)
 		/* An attached link (a drain) stays until the target accepts us. */
 		if (!keep)
 			link_free(l);
-		sup_dial(s, VIA_REDIRECT, f->u.redirect.peer, true);
+		sup_dial(s, VIA_REDIRECT, f->u.redirect.peer, f->u.redirect.gateway_id, true);
 		return keep;
 	}
 	case RS_FRAME_REJECT: {
@@ -301,7 +341,7 @@ static bool on_frame(struct sup_link *l, const struct rs_frame *f)
 			/* The gateway is going away: let the rule place us. */
 			link_free(l);
 			if (!s->active && !s->pending)
-				sup_dial(s, VIA_SERVICE, s->cfg.service, false);
+				sup_dial(s, VIA_SERVICE, s->cfg.service, s->service_name, false);
 		}
 		return false;
 	default:
@@ -329,7 +369,7 @@ static void on_read(struct bufferevent *bev, void *arg)
 				struct supervisor *s = l->s;
 
 				link_free(l);
-				sup_dial(s, VIA_REDIAL, s->last_peer, true);
+				sup_dial(s, VIA_REDIAL, s->last_peer, s->last_gateway, true);
 			} else {
 				link_failed(l, "bad frame");
 			}
@@ -363,13 +403,28 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 	struct sup_link *l = arg;
 	struct supervisor *s = l->s;
 
-	(void)bev;
-	if (what & BEV_EVENT_CONNECTED) {
+	if (what & BEV_EVENT_CONNECTED) { /* TCP, and under TLS the handshake */
 		send_hello(l);
 		return;
 	}
 	if (l->state != LINK_ATTACHED) {
-		link_failed(l, what & BEV_EVENT_TIMEOUT ? "timeout" : "connection failed");
+		char why[256];
+		bool refused;
+
+		sup_tls_failure(bev, why, sizeof(why), &refused);
+		if (what & BEV_EVENT_TIMEOUT)
+			snprintf(why, sizeof(why), "timeout");
+		if (refused && l->via != VIA_SERVICE) {
+			char endpoint[sizeof(l->endpoint)], name[sizeof(l->name)];
+			enum sup_via via = l->via;
+
+			snprintf(endpoint, sizeof(endpoint), "%s", l->endpoint);
+			snprintf(name, sizeof(name), "%s", l->name);
+			link_free(l);
+			target_refused(s, via, endpoint, name, why);
+			return;
+		}
+		link_failed(l, why);
 		return;
 	}
 	/* The attached link broke: a blip.  Redial our gateway asking to stay. */
@@ -377,7 +432,7 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 	       what & BEV_EVENT_TIMEOUT ? "timeout" : "closed", NULL);
 	link_free(l);
 	if (!s->pending)
-		sup_dial(s, VIA_REDIAL, s->last_peer, true);
+		sup_dial(s, VIA_REDIAL, s->last_peer, s->last_gateway, true);
 }
 
 static int open_socket(struct supervisor *s, const struct sockaddr_storage *to)
@@ -388,6 +443,9 @@ static int open_socket(struct supervisor *s, const struct sockaddr_storage *to)
 
 	if (fd < 0)
 		return -errno;
+	/* Small frames that wait for answers (HELLO after the TLS Finished):
+	 * no Nagle delay behind an unacknowledged segment. */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 	if (s->cfg.bind) {
 		if (rs_address_parse(s->cfg.bind, &src, &src_len) || src.ss_family != to->ss_family) {
 			close(fd);
@@ -403,7 +461,7 @@ static int open_socket(struct supervisor *s, const struct sockaddr_storage *to)
 	return fd;
 }
 
-void sup_dial(struct supervisor *s, enum sup_via via, const char *endpoint, bool stay)
+void sup_dial(struct supervisor *s, enum sup_via via, const char *endpoint, const char *name, bool stay)
 {
 	struct sockaddr_storage to;
 	socklen_t to_len;
@@ -425,19 +483,27 @@ void sup_dial(struct supervisor *s, enum sup_via via, const char *endpoint, bool
 	l->via = via;
 	l->stay = stay;
 	snprintf(l->endpoint, sizeof(l->endpoint), "%s", endpoint);
-	if (rs_endpoint_parse(endpoint, &to, &to_len) || (fd = open_socket(s, &to)) < 0) {
-		rs_log(stderr, "warn", s->who, "event", "dial_failed", "via", via_name(via), "endpoint", endpoint,
-		       "error", "bad endpoint or source address", NULL);
+	snprintf(l->name, sizeof(l->name), "%s", name);
+	if (rs_endpoint_parse(endpoint, &to, &to_len)) {
 		free(l);
-		if (via != VIA_SERVICE)
-			sup_dial(s, VIA_SERVICE, s->cfg.service, via == VIA_REDIRECT);
-		else
-			retry_later(s, stay);
+		target_refused(s, via, endpoint, name, "not a numeric ADDR:PORT");
 		return;
 	}
-	l->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (via != VIA_SERVICE && !sup_target_allowed(s, &to)) {
+		free(l);
+		target_refused(s, via, endpoint, name, "outside --redirect-allow");
+		return;
+	}
+	fd = open_socket(s, &to);
+	if (fd < 0) {
+		rs_log(stderr, "warn", s->who, "event", "dial_failed", "via", via_name(via), "endpoint", endpoint,
+		       "error", "bad source address", NULL);
+		free(l);
+		retry_later(s, stay);
+		return;
+	}
+	l->bev = sup_tls_bufferevent(s, fd, name); /* on failure it has closed fd */
 	if (!l->bev) {
-		close(fd);
 		free(l);
 		retry_later(s, stay);
 		return;
@@ -484,9 +550,9 @@ void sup_on_retry(evutil_socket_t fd, short what, void *arg)
 		return;
 	/* A refresh redial that failed retries at the gateway, else the Service. */
 	if (s->active)
-		sup_dial(s, VIA_REFRESH, s->last_peer, true);
+		sup_dial(s, VIA_REFRESH, s->last_peer, s->last_gateway, true);
 	else
-		sup_dial(s, VIA_SERVICE, s->cfg.service, s->retry_stay);
+		sup_dial(s, VIA_SERVICE, s->cfg.service, s->service_name, s->retry_stay);
 }
 
 void sup_on_refresh(evutil_socket_t fd, short what, void *arg)

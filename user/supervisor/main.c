@@ -1,6 +1,6 @@
 /* main.c - ringsteer-supervisor: the reference supervisor.  Parses flags,
  * loads its token, dials the Service and follows the protocol (client.c);
- * SIGHUP re-reads --sandboxes-file, SIGUSR1 refreshes the token now (an
+ * SIGHUP re-reads --sandboxes-file and the TLS files, SIGUSR1 refreshes the token now (an
  * operator rotating secrets need not wait for 80% of its life), SIGTERM says
  * GOODBYE and exits. */
 #include <errno.h>
@@ -20,6 +20,9 @@
 #include "ringsteer/small_file.h"
 #include "supervisor.h"
 
+#define RS_STR_(x) #x
+#define RS_STR(x) RS_STR_(x)
+
 static const char usage[] =
 	"usage: ringsteer-supervisor --id ID --service ADDR:PORT --token-file FILE [options]\n"
 	"\n"
@@ -31,12 +34,24 @@ static const char usage[] =
 	"  --bind ADDR             source address of its connections\n"
 	"  --dial-timeout MS       give up a dial or an answer after MS (default 2000)\n"
 	"\n"
-	"Signals: SIGHUP re-reads --sandboxes-file; SIGUSR1 refreshes the token now;\n"
-	"SIGTERM says GOODBYE and exits.\n";
+	"TLS 1.3 (required unless --insecure):\n"
+	"  --tls-ca FILE           verify gateways against FILE; a redirect or redial target's\n"
+	"                          certificate must name its gateway id, or it is refused\n"
+	"  --tls-server-name NAME  the name the Service's gateways' certificates carry\n"
+	"                          (default: the --service address, as an IP SAN)\n"
+	"  --tls-cert FILE         present this certificate (mTLS); it must name --id\n"
+	"  --tls-key FILE          its private key\n"
+	"  --insecure              plaintext: no TLS; redirect and redial targets must then\n"
+	"                          lie inside a --redirect-allow prefix\n"
+	"  --redirect-allow CIDR   a network plaintext targets may be in (repeatable, at most\n"
+	"                          " RS_STR(SUP_ALLOW_MAX) "); a refused target falls back to the Service, asking to stay\n"
+	"\n"
+	"Signals: SIGHUP re-reads --sandboxes-file and the TLS files; SIGUSR1 refreshes\n"
+	"the token now; SIGTERM says GOODBYE and exits.\n";
 
 static int parse_flags(int argc, char **argv, struct sup_config *cfg)
 {
-	enum { O_SANDBOXES_FILE = 256, O_DIAL_TIMEOUT };
+	enum { O_SANDBOXES_FILE = 256, O_DIAL_TIMEOUT, O_TLS_CA, O_TLS_CERT, O_TLS_KEY, O_TLS_NAME, O_INSECURE, O_ALLOW };
 	static const struct option opts[] = {
 		{ "id", required_argument, NULL, 'i' },
 		{ "service", required_argument, NULL, 's' },
@@ -45,6 +60,12 @@ static int parse_flags(int argc, char **argv, struct sup_config *cfg)
 		{ "sandboxes-file", required_argument, NULL, O_SANDBOXES_FILE },
 		{ "bind", required_argument, NULL, 'b' },
 		{ "dial-timeout", required_argument, NULL, O_DIAL_TIMEOUT },
+		{ "tls-ca", required_argument, NULL, O_TLS_CA },
+		{ "tls-cert", required_argument, NULL, O_TLS_CERT },
+		{ "tls-key", required_argument, NULL, O_TLS_KEY },
+		{ "tls-server-name", required_argument, NULL, O_TLS_NAME },
+		{ "insecure", no_argument, NULL, O_INSECURE },
+		{ "redirect-allow", required_argument, NULL, O_ALLOW },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -65,6 +86,23 @@ static int parse_flags(int argc, char **argv, struct sup_config *cfg)
 		case O_SANDBOXES_FILE: cfg->sandboxes_file = optarg; break;
 		case 'b': cfg->bind = optarg; break;
 		case O_DIAL_TIMEOUT: err = rs_parse_flag_u32("ringsteer-supervisor", "--dial-timeout", optarg, 1, 600000, &cfg->dial_timeout_ms); break;
+		case O_TLS_CA: cfg->tls_ca = optarg; break;
+		case O_TLS_CERT: cfg->tls_cert = optarg; break;
+		case O_TLS_KEY: cfg->tls_key = optarg; break;
+		case O_TLS_NAME: cfg->tls_server_name = optarg; break;
+		case O_INSECURE: cfg->insecure = true; break;
+		case O_ALLOW:
+			if (cfg->n_allow == SUP_ALLOW_MAX) {
+				fprintf(stderr, "ringsteer-supervisor: at most %d --redirect-allow\n", SUP_ALLOW_MAX);
+				return -EINVAL;
+			}
+			if (rs_cidr_parse(optarg, &cfg->allow[cfg->n_allow]) != 0) {
+				fprintf(stderr, "ringsteer-supervisor: --redirect-allow %s: not ADDR/PREFIX with no host bits "
+						"set past the prefix\n", optarg);
+				return -EINVAL;
+			}
+			cfg->n_allow++;
+			break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case ':':
 			fprintf(stderr, "ringsteer-supervisor: option %s needs a value\n", argv[optind - 1]);
@@ -86,6 +124,22 @@ static int parse_flags(int argc, char **argv, struct sup_config *cfg)
 	}
 	if (rs_endpoint_parse(cfg->service, &ss, &len) || (cfg->bind && rs_address_parse(cfg->bind, &ss, &len))) {
 		fprintf(stderr, "ringsteer-supervisor: --service must be numeric ADDR:PORT, --bind a numeric address\n");
+		return -EINVAL;
+	}
+	if (cfg->insecure == !!cfg->tls_ca) {
+		fprintf(stderr, "ringsteer-supervisor: give --tls-ca, or --insecure for plaintext (not both)\n");
+		return -EINVAL;
+	}
+	if (cfg->insecure && (cfg->tls_cert || cfg->tls_key || cfg->tls_server_name)) {
+		fprintf(stderr, "ringsteer-supervisor: --insecure and the --tls-* flags exclude each other\n");
+		return -EINVAL;
+	}
+	if (!cfg->tls_cert != !cfg->tls_key) {
+		fprintf(stderr, "ringsteer-supervisor: --tls-cert and --tls-key go together\n");
+		return -EINVAL;
+	}
+	if (cfg->tls_server_name && (strlen(cfg->tls_server_name) == 0 || strlen(cfg->tls_server_name) > RS_ID_MAX)) {
+		fprintf(stderr, "ringsteer-supervisor: --tls-server-name must be 1 to %d bytes\n", RS_ID_MAX);
 		return -EINVAL;
 	}
 	if (cfg->dial_timeout_ms == 0) {
@@ -122,6 +176,8 @@ static void on_sighup(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	if (s->tls)
+		(void)sup_tls_load(s); /* logged; on failure the old files still serve */
 	if (!s->cfg.sandboxes_file)
 		return;
 	err = read_count(s->cfg.sandboxes_file, &count);
@@ -134,6 +190,24 @@ static void on_sighup(evutil_socket_t fd, short what, void *arg)
 	snprintf(n, sizeof(n), "%u", count);
 	rs_log(stderr, "info", s->who, "event", "sandboxes", "count", n, NULL);
 	sup_send_sandboxes(s);
+}
+
+/* The name a Service dial's certificate must carry: --tls-server-name,
+ * else the --service address itself (an IP SAN). */
+static void service_name(struct supervisor *s)
+{
+	const char *svc = s->cfg.service, *colon = strrchr(svc, ':');
+	size_t n = colon ? (size_t)(colon - svc) : strlen(svc);
+
+	if (s->cfg.tls_server_name) {
+		snprintf(s->service_name, sizeof(s->service_name), "%s", s->cfg.tls_server_name);
+		return;
+	}
+	if (svc[0] == '[' && n >= 2) { /* [v6]:port */
+		svc++;
+		n -= 2;
+	}
+	snprintf(s->service_name, sizeof(s->service_name), "%.*s", (int)n, svc);
 }
 
 static void on_stop(evutil_socket_t fd, short what, void *arg)
@@ -184,6 +258,13 @@ int main(int argc, char **argv)
 	    !s.sigusr1_ev || event_add(s.sighup_ev, NULL) || event_add(s.sigterm_ev, NULL) ||
 	    event_add(s.sigint_ev, NULL) || event_add(s.sigusr1_ev, NULL))
 		goto cleanup;
+	service_name(&s);
+	if (sup_tls_load(&s) != 0)
+		goto cleanup;
+	if (s.cfg.insecure)
+		rs_log(stderr, "warn", s.who, "event", "insecure", "detail",
+		       s.cfg.n_allow ? "plaintext: redirect and redial targets only inside --redirect-allow"
+				     : "plaintext and no --redirect-allow: every redirect is refused", NULL);
 	err = sup_load_token(&s);
 	if (err) {
 		rs_log(stderr, "error", s.who, "event", "token_failed", "file", s.cfg.token_file, "error",
@@ -191,7 +272,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	rs_log(stderr, "info", s.who, "event", "started", "service", s.cfg.service, "instance", s.instance_id, NULL);
-	sup_dial(&s, VIA_SERVICE, s.cfg.service, false);
+	sup_dial(&s, VIA_SERVICE, s.cfg.service, s.service_name, false);
 	event_base_dispatch(s.base);
 	rc = 0;
 cleanup:
@@ -212,5 +293,6 @@ cleanup:
 		event_free(s.sigusr1_ev);
 	if (s.base)
 		event_base_free(s.base);
+	SSL_CTX_free(s.tls);
 	return rc;
 }

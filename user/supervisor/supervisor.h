@@ -7,9 +7,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <event2/bufferevent.h>
 #include <event2/event.h>
+#include <openssl/ssl.h>
 
+#include "ringsteer/cidr.h"
+#include "ringsteer/endpoint.h"
 #include "ringsteer/proto.h"
+
+#define SUP_ALLOW_MAX 32 /* --redirect-allow prefixes */
 
 struct sup_config {
 	const char *id;
@@ -19,6 +25,14 @@ struct sup_config {
 	const char *sandboxes_file; /* re-read on SIGHUP, or NULL */
 	uint32_t sandboxes;
 	uint32_t dial_timeout_ms;
+	const char *tls_ca;         /* verify gateways against it: TLS 1.3 */
+	const char *tls_cert;       /* present it (mTLS); it must name --id */
+	const char *tls_key;
+	const char *tls_server_name; /* what the Service's gateways' certificates name;
+				      * default: the --service address */
+	bool insecure;              /* plaintext, by explicit choice */
+	struct rs_cidr allow[SUP_ALLOW_MAX]; /* --redirect-allow: plaintext targets */
+	size_t n_allow;
 };
 
 /* How a link came to be dialed: decides what its failure leads to. */
@@ -48,11 +62,19 @@ struct supervisor {
 	uint32_t backoff_ms;        /* next Service retry delay; 0 after success */
 	bool retry_stay;            /* the scheduled Service retry asks to stay */
 	uint64_t rng;               /* jitter */
+	SSL_CTX *tls;               /* NULL: plaintext (--insecure) */
+	char service_name[RS_ENDPOINT_MAX + 1]; /* the name the Service's certificates must carry */
+	uint64_t targets_refused;   /* redirect, redial or refresh targets refused: not allowed, or
+				     * their certificate did not name the gateway */
 	struct event *retry_ev, *refresh_ev, *heartbeat_ev, *sighup_ev, *sigterm_ev, *sigint_ev, *sigusr1_ev;
 };
 
-/* Dials endpoint for the given reason (client.c).  Replaces any pending link. */
-void sup_dial(struct supervisor *s, enum sup_via via, const char *endpoint, bool stay);
+/* Dials endpoint for the given reason (client.c); name is the gateway id
+ * its certificate must carry (the Service's name for VIA_SERVICE).  A
+ * target learned from the wire that is not allowed (plaintext: outside
+ * --redirect-allow) is refused before any packet: counted, logged, and
+ * handled as a failed dial.  Replaces any pending link. */
+void sup_dial(struct supervisor *s, enum sup_via via, const char *endpoint, const char *name, bool stay);
 
 /* Frees both links (client.c), saying GOODBYE on the attached one. */
 void sup_close_all(struct supervisor *s);
@@ -64,6 +86,23 @@ void sup_send_sandboxes(struct supervisor *s);
 void sup_on_retry(evutil_socket_t fd, short what, void *arg);
 void sup_on_refresh(evutil_socket_t fd, short what, void *arg);
 void sup_on_heartbeat(evutil_socket_t fd, short what, void *arg);
+
+/* (Re)builds s->tls from the --tls-* files; on failure the previous one
+ * stays.  Returns 0 or -errno, logged (tls.c). */
+int sup_tls_load(struct supervisor *s);
+
+/* A bufferevent for the unconnected socket fd: TLS (connecting, the server
+ * certificate verified and required to name name) when s->tls is set, else
+ * plain.  NULL on failure, fd then closed (tls.c). */
+struct bufferevent *sup_tls_bufferevent(struct supervisor *s, int fd, const char *name);
+
+/* Why the dial on bev failed, into buf; *refused: the server's certificate
+ * was refused (did not verify or did not name the gateway) (tls.c). */
+void sup_tls_failure(struct bufferevent *bev, char *buf, size_t len, bool *refused);
+
+/* Whether a plaintext dial to the peer address ss may go ahead: TLS
+ * (the certificate decides), or ss inside --redirect-allow (tls.c). */
+bool sup_target_allowed(const struct supervisor *s, const struct sockaddr_storage *ss);
 
 /* Reads the token file into s->token and its expiry.  Returns 0 or -errno. */
 int sup_load_token(struct supervisor *s);

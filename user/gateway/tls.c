@@ -1,0 +1,176 @@
+/* tls.c - the gateway's TLS: one context for both listeners, built from
+ * --tls-cert/--tls-key (and --tls-ca: client certificates required, mTLS),
+ * rebuilt on SIGHUP.  A reload swaps the pointer new connections use; an
+ * SSL holds a reference to the context it was made from, so connections
+ * already up keep theirs and nothing is dropped.  Files that do not load
+ * leave the old context serving: a botched rotation is an error in the log
+ * and in ringsteer_gateway_tls_reloads_total{result="error"}, not an outage.
+ * The heartbeat also reloads when the files change (mtime, inode, size),
+ * so that a Kubernetes Secret or cert-manager rotation, which swaps the
+ * files and sends no signal, takes effect without anyone's help; a change
+ * that does not load is tried again only when the files change again.
+ * Plaintext only with --insecure, which is logged at start and exported
+ * (ringsteer_gateway_insecure). */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <event2/bufferevent_ssl.h>
+#include <openssl/err.h>
+
+#include "gateway.h"
+#include "ringsteer/logfmt.h"
+#include "ringsteer/tls.h"
+
+static int build(struct gateway *gw, SSL_CTX **ctx, int64_t *not_after, char *why, size_t why_len)
+{
+	const struct rs_tls_files files = { .cert = gw->cfg.tls_cert, .key = gw->cfg.tls_key, .ca = gw->cfg.tls_ca };
+	int err = rs_tls_server_ctx(&files, ctx, why, why_len);
+
+	if (err)
+		return err;
+	if (rs_tls_ctx_not_after(*ctx, not_after) != 0)
+		*not_after = 0;
+	return 0;
+}
+
+/* A digest of the files' identity: what changes when one is replaced. */
+static uint64_t files_stamp(const struct gateway *gw)
+{
+	const char *files[] = { gw->cfg.tls_cert, gw->cfg.tls_key, gw->cfg.tls_ca };
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a over the fields */
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct stat st;
+		uint64_t v[4] = { 0, 0, 0, 0 };
+
+		if (files[i] && stat(files[i], &st) == 0) {
+			v[0] = (uint64_t)st.st_mtim.tv_sec;
+			v[1] = (uint64_t)st.st_mtim.tv_nsec;
+			v[2] = (uint64_t)st.st_ino;
+			v[3] = (uint64_t)st.st_size;
+		}
+		for (size_t j = 0; j < 4; j++)
+			for (size_t b = 0; b < 8; b++)
+				h = (h ^ ((v[j] >> (8 * b)) & 0xff)) * 1099511628211ULL;
+	}
+	return h;
+}
+
+static void log_loaded(struct gateway *gw, const char *event)
+{
+	char expiry[24];
+
+	snprintf(expiry, sizeof(expiry), "%lld", (long long)gw->tls_not_after);
+	rs_log(stderr, "info", gw->who, "event", event, "cert", gw->cfg.tls_cert, "client_ca",
+	       gw->cfg.tls_ca ? gw->cfg.tls_ca : "none", "not_after", expiry, NULL);
+}
+
+int gw_tls_init(struct gateway *gw)
+{
+	char why[256] = "";
+	int err;
+
+	if (gw->cfg.insecure) {
+		rs_log(stderr, "warn", gw->who, "event", "insecure", "detail",
+		       "plaintext: tokens and sessions cross the network in the clear (--insecure)", NULL);
+		return 0;
+	}
+	gw->tls_stamp = files_stamp(gw);
+	err = build(gw, &gw->tls, &gw->tls_not_after, why, sizeof(why));
+	if (err) {
+		rs_log(stderr, "error", gw->who, "event", "tls_failed", "error", why, NULL);
+		return err;
+	}
+	log_loaded(gw, "tls_loaded");
+	return 0;
+}
+
+void gw_tls_reload(struct gateway *gw)
+{
+	SSL_CTX *fresh = NULL;
+	int64_t not_after = 0;
+	char why[256] = "";
+
+	if (!gw->tls)
+		return; /* plaintext: nothing to reload */
+	gw->tls_stamp = files_stamp(gw);
+	if (build(gw, &fresh, &not_after, why, sizeof(why)) != 0) {
+		gw->counters.tls_reloads_failed++;
+		rs_log(stderr, "error", gw->who, "event", "tls_reload_failed", "error", why, "detail",
+		       "the previous certificate still serves", NULL);
+		return;
+	}
+	SSL_CTX_free(gw->tls); /* connections made from it hold their own reference */
+	gw->tls = fresh;
+	gw->tls_not_after = not_after;
+	gw->counters.tls_reloads_ok++;
+	log_loaded(gw, "tls_reloaded");
+}
+
+void gw_tls_watch(struct gateway *gw)
+{
+	if (gw->tls && files_stamp(gw) != gw->tls_stamp)
+		gw_tls_reload(gw);
+}
+
+struct bufferevent *gw_tls_bufferevent(struct gateway *gw, evutil_socket_t fd)
+{
+	struct bufferevent *bev;
+	SSL *ssl;
+
+	if (!gw->tls) {
+		bev = bufferevent_socket_new(gw->base, fd, BEV_OPT_CLOSE_ON_FREE);
+		if (!bev)
+			evutil_closesocket(fd);
+		return bev;
+	}
+	ssl = SSL_new(gw->tls);
+	if (!ssl) {
+		ERR_clear_error();
+		evutil_closesocket(fd);
+		return NULL;
+	}
+	/* CLOSE_ON_FREE: freeing the bufferevent frees ssl and closes fd. */
+	bev = bufferevent_openssl_socket_new(gw->base, fd, ssl, BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+	if (!bev) {
+		SSL_free(ssl);
+		evutil_closesocket(fd);
+		return NULL;
+	}
+	/* A supervisor that exits without close_notify is a departure, not an attack. */
+	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+	return bev;
+}
+
+void gw_tls_failure(struct bufferevent *bev, char *buf, size_t len)
+{
+	SSL *ssl = bufferevent_openssl_get_ssl(bev);
+	unsigned long err = bufferevent_get_openssl_error(bev);
+
+	if (!ssl) {
+		snprintf(buf, len, "not TLS");
+		return;
+	}
+	rs_tls_describe_failure(ssl, err, buf, len);
+	while (bufferevent_get_openssl_error(bev) != 0)
+		; /* drain what is left: it would be misattributed later */
+	ERR_clear_error();
+}
+
+bool gw_tls_client_is(struct bufferevent *bev, const struct gateway *gw, const char *member)
+{
+	SSL *ssl;
+	X509 *cert;
+	bool named;
+
+	if (!gw->tls || !gw->cfg.tls_ca)
+		return true;
+	ssl = bufferevent_openssl_get_ssl(bev);
+	cert = ssl ? SSL_get1_peer_certificate(ssl) : NULL;
+	if (!cert)
+		return false;
+	named = rs_tls_cert_names(cert, member);
+	X509_free(cert);
+	return named;
+}

@@ -1,0 +1,99 @@
+/* tls.c - the supervisor's side of trust: TLS 1.3 links whose server
+ * certificate must name the gateway the supervisor means to reach (the
+ * REDIRECT's gateway id, its last gateway on a redial, the Service's name on
+ * a Service dial), and in plaintext (--insecure) an allow list of networks
+ * that redirect and redial targets must lie in.  Either way a REDIRECT
+ * cannot send a supervisor, with its token, to an address an attacker
+ * chose.  SIGHUP rebuilds the context (a rotated client certificate);
+ * files that do not load leave the old one in use. */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/bufferevent_ssl.h>
+#include <openssl/err.h>
+
+#include "ringsteer/logfmt.h"
+#include "ringsteer/tls.h"
+#include "supervisor.h"
+
+int sup_tls_load(struct supervisor *s)
+{
+	const struct rs_tls_files files = { .cert = s->cfg.tls_cert, .key = s->cfg.tls_key, .ca = s->cfg.tls_ca };
+	SSL_CTX *fresh = NULL;
+	char why[256] = "";
+	int err;
+
+	if (s->cfg.insecure)
+		return 0;
+	err = rs_tls_client_ctx(&files, &fresh, why, sizeof(why));
+	if (err) {
+		rs_log(stderr, "error", s->who, "event", s->tls ? "tls_reload_failed" : "tls_failed", "error", why, NULL);
+		return err;
+	}
+	SSL_CTX_free(s->tls); /* a link being set up holds its own reference */
+	s->tls = fresh;
+	rs_log(stderr, "info", s->who, "event", "tls_loaded", "ca", s->cfg.tls_ca, "client_cert",
+	       s->cfg.tls_cert ? s->cfg.tls_cert : "none", NULL);
+	return 0;
+}
+
+struct bufferevent *sup_tls_bufferevent(struct supervisor *s, int fd, const char *name)
+{
+	struct bufferevent *bev;
+	SSL *ssl;
+
+	if (!s->tls) {
+		bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+		if (!bev)
+			close(fd);
+		return bev;
+	}
+	ssl = SSL_new(s->tls);
+	if (!ssl || rs_tls_expect_name(ssl, name) != 0)
+		goto fail;
+	/* SNI carries DNS names only; an address literal is left out. */
+	if (!strchr(name, ':') && strspn(name, "0123456789.") != strlen(name) &&
+	    SSL_set_tlsext_host_name(ssl, name) != 1)
+		goto fail;
+	bev = bufferevent_openssl_socket_new(s->base, fd, ssl, BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);
+	if (!bev)
+		goto fail;
+	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+	return bev;
+fail:
+	SSL_free(ssl);
+	ERR_clear_error();
+	close(fd);
+	return NULL;
+}
+
+void sup_tls_failure(struct bufferevent *bev, char *buf, size_t len, bool *refused)
+{
+	SSL *ssl = bufferevent_openssl_get_ssl(bev);
+	unsigned long err = bufferevent_get_openssl_error(bev);
+
+	*refused = false;
+	if (!ssl) {
+		snprintf(buf, len, "connection failed");
+		return;
+	}
+	*refused = rs_tls_peer_refused(ssl);
+	if (!*refused && err == 0) {
+		int e = EVUTIL_SOCKET_ERROR();
+
+		snprintf(buf, len, "%s", e ? evutil_socket_error_to_string(e) : "connection failed");
+	} else {
+		rs_tls_describe_failure(ssl, err, buf, len);
+	}
+	while (bufferevent_get_openssl_error(bev) != 0)
+		;
+	ERR_clear_error();
+}
+
+bool sup_target_allowed(const struct supervisor *s, const struct sockaddr_storage *ss)
+{
+	if (s->tls)
+		return true;
+	return rs_cidr_list_contains(s->cfg.allow, s->cfg.n_allow, (const struct sockaddr *)ss);
+}
