@@ -15,10 +15,17 @@
 # --metrics port; the Services' ports match --listen and --peer, the peer
 # Service is headless; the agent is privileged on the node's network with
 # bpffs and /run/ringsteer from the host at the paths its flags use; every
-# path a flag names is on a volume.  Then promtool check config (scrape.yaml
-# wrapped into a whole config), check rules and test rules.  Prints one line
-# per failure and `deploy: N passed` (or `deploy: N passed, N failed`); exits
-# 1 on any failure, 2 on bad usage or missing tools.
+# path a flag names is on a volume.  TLS: the gateway has --tls-cert and
+# --tls-key, or --insecure, not both; each file a --tls-* flag (or any arg
+# under /etc/ringsteer/tls/) names is written by the volume mounted over it;
+# the certificate comes from a cert-manager csi-driver volume (readOnly)
+# whose dns-names include the gateway id ${POD_NAME} and the client
+# Service's name, whose key usages fit a TLS server, whose Issuer is in
+# deploy/ and kustomization.yaml, and whose renewal point lies above the
+# RingsteerTLSCertExpiringSoon threshold.  Then promtool check config
+# (scrape.yaml wrapped into a whole config), check rules and test rules.
+# Prints one line per failure and `deploy: N passed` (or `deploy: N passed,
+# N failed`); exits 1 on any failure, 2 on bad usage or missing tools.
 # shellcheck disable=SC2016  # jq programs and $(VAR) references are meant literally
 set -u
 if [ $# -ne 1 ] || [ ! -d "$1" ]; then
@@ -242,7 +249,7 @@ target_is() { # SERVICE_PORT_JSON -> resolved target port
 	tp=$(jq -r '.targetPort // .port | tostring' <<<"$1")
 	resolve_port "$GW" "$tp"
 }
-client_ok=0 peer_ok=0
+client_ok=0 peer_ok=0 client_svc=
 while read -r s; do
 	name=$(jq -r .metadata.name <<<"$s")
 	headless=$(jq -r '.spec.clusterIP == "None"' <<<"$s")
@@ -250,7 +257,7 @@ while read -r s; do
 		t=$(target_is "$p")
 		port=$(jq -r .port <<<"$p")
 		if [ "$headless" = false ] && [ "$t" = "$lport" ] && [ "$port" = "$lport" ] &&
-			jq -e '(.spec.type // "ClusterIP") == "ClusterIP"' <<<"$s" >/dev/null; then client_ok=1; fi
+			jq -e '(.spec.type // "ClusterIP") == "ClusterIP"' <<<"$s" >/dev/null; then client_ok=1 client_svc=$name; fi
 		if [ "$headless" = true ] && [ "$t" = "$pport" ] && [ "$port" = "$pport" ]; then peer_ok=1; fi
 	done < <(jq -c '.spec.ports[]?' <<<"$s")
 	ok
@@ -286,6 +293,137 @@ check "gateway pods are held to the store's node (nodeSelector or affinity; SQLi
 check "agent follows the same store as the gateways" test "${A[--store]:-}" = "$gw_store"
 check "agent's store is on the same hostPath" test "$(host_path_of "$AG" "${A[--store]#sqlite:}")" = "$(host_path_of "$GW" "${gw_store#sqlite:}")"
 check "agent --ttl = gateway --ttl (docs/KERNEL.md: must match)" test "${A[--ttl]:-15000}" = "${G[--ttl]:-15000}"
+
+# --- TLS: the gateway's certificate, where it comes from, what it names --------------
+# TLS (--tls-cert and --tls-key) or plaintext (--insecure): exactly one, as
+# the gateway itself insists (and no --tls-ca with --insecure).
+gw_ns=$(gw '.obj.metadata.namespace // "default"')
+tls_cert=${G[--tls-cert]:-} tls_key=${G[--tls-key]:-} tls_ca=${G[--tls-ca]:-} insecure=${G[--insecure]:-}
+tls_mode() {
+	if [ -n "$insecure" ]; then
+		[ -z "$tls_cert$tls_key$tls_ca" ] || { echo "--insecure together with --tls-* flags (the gateway refuses to start)"; return 1; }
+	elif [ -z "$tls_cert" ] || [ -z "$tls_key" ]; then
+		echo "--tls-cert '$tls_cert' --tls-key '$tls_key': both are needed, or --insecure"
+		return 1
+	fi
+}
+check "gateway serves TLS (--tls-cert and --tls-key) or plaintext (--insecure), exactly one" tls_mode
+# mount_vol JSON PATH: {m: the mount holding PATH (as mount_of), v: its volume or null}.
+mount_vol() {
+	jq -c --arg p "$2" '. as $x | [.c.volumeMounts[]? | select(.mountPath as $m | $p | startswith(($m | rtrimstr("/")) + "/"))] |
+		max_by(.mountPath | length) // empty | . as $m | {m: $m, v: ([$x.obj.spec.template.spec.volumes[]? | select(.name == $m.name)] | .[0])}' <<<"$1"
+}
+# provides JSON PATH: a volume is mounted over PATH and writes that file: a
+# cert-manager csi volume writes its certificate-file, privatekey-file and
+# ca-file (default tls.crt, tls.key, ca.crt); a Secret or ConfigMap volume
+# with items writes their paths; without items (keys unknown here) or of
+# another kind, any file is taken.
+provides() {
+	local mv rel
+	mv=$(mount_vol "$1" "$2")
+	if [ -z "$mv" ] || ! jq -e '.v != null' <<<"$mv" >/dev/null; then
+		echo "no volume is mounted over $2"
+		return 1
+	fi
+	rel=$(jq -r --arg p "$2" '(.m.subPath // "") as $s | (.m.mountPath | rtrimstr("/")) as $m | ($p | ltrimstr($m + "/")) |
+		if $s != "" then ($s | rtrimstr("/")) + "/" + . else . end' <<<"$mv")
+	jq -e --arg r "$rel" '.v | (if .csi then (if .csi.driver == "csi.cert-manager.io" then (.csi.volumeAttributes // {}) as $a |
+			[$a["csi.cert-manager.io/certificate-file"] // "tls.crt", $a["csi.cert-manager.io/privatekey-file"] // "tls.key",
+			 $a["csi.cert-manager.io/ca-file"] // "ca.crt"] else null end)
+		elif .secret.items then [.secret.items[].path] elif .configMap.items then [.configMap.items[].path] else null end) as $files |
+		$files == null or ($files | index($r) != null)' <<<"$mv" >/dev/null ||
+		{ echo "$2: volume $(jq -r .v.name <<<"$mv") provides no file $rel ($(jq -c .v <<<"$mv"))"; return 1; }
+}
+# Every file a TLS flag names, and every argument under /etc/ringsteer/tls/.
+declare -A tls_files=()
+for f in --tls-cert --tls-key --tls-ca; do
+	[ -n "${G[$f]:-}" ] && tls_files[${G[$f]}]=$f
+done
+for f in "${!G[@]}"; do
+	for v in ${G[$f]}; do
+		[[ $v == /etc/ringsteer/tls/* ]] && [ -z "${tls_files[$v]:-}" ] && tls_files[$v]=$f
+	done
+done
+while read -r p; do
+	[ -n "$p" ] && check "gateway ${tls_files[$p]} $p is a file a mounted volume provides" provides "$GW" "$p"
+done < <(printf '%s\n' "${!tls_files[@]}" | sort)
+# Under TLS the certificate must name the gateway id, which is the pod's
+# name: only a per-pod certificate can (names match exactly, no
+# wildcards), i.e. the cert-manager csi-driver.
+if [ -z "$insecure" ] && [ -n "$tls_cert" ]; then
+	cv=$(mount_vol "$GW" "$tls_cert" | jq -c '.v // {}')
+	[ -n "$cv" ] || cv='{}'
+	attr() { jq -r --arg k "csi.cert-manager.io/$1" '.csi.volumeAttributes[$k] // empty' <<<"$cv"; }
+	check "gateway --tls-cert is on a cert-manager csi-driver volume (a per-pod certificate naming the pod)" \
+		jq -e '.csi.driver == "csi.cert-manager.io"' <<<"$cv"
+fi
+# The csi volume's request: only when there is one (else the check above failed).
+if [ -z "$insecure" ] && [ -n "$tls_cert" ] && jq -e '.csi.driver == "csi.cert-manager.io"' <<<"$cv" >/dev/null; then
+	check "gateway --tls-key is on the --tls-cert volume (issued and renewed together)" \
+		test "$(mount_vol "$GW" "${tls_key:-/nonexistent}" | jq -r '.v.name // "(none)"')" = "$(jq -r '.name // "-"' <<<"$cv")"
+	check "tls csi volume is readOnly (the csi-driver refuses other volumes)" jq -e '.csi.readOnly == true' <<<"$cv"
+	dns_names=$(attr dns-names | tr ',' '\n' | sed 's/^ *//; s/ *$//')
+	# --id $(POD_NAME) (the downward API, checked above) is the csi-driver's ${POD_NAME}.
+	want_id=${G[--id]:-}
+	want_id=${want_id//\$(POD_NAME)/\$\{POD_NAME\}}
+	check "tls csi dns-names include $want_id, the gateway id (redirected supervisors check the target names it)" \
+		grep -qxF -- "$want_id" <<<"$dns_names"
+	check "tls csi dns-names include the client Service's name ${client_svc:-?}.$gw_ns.svc (supervisors' --tls-server-name)" \
+		grep -qxE -- "${client_svc:-no client Service}\.$gw_ns\.svc(\.cluster\.local)?" <<<"${dns_names//\$\{POD_NAMESPACE\}/$gw_ns}"
+	# Supervisors verify the gateway as a TLS server (OpenSSL checks the
+	# purpose): if extended usages are listed, server auth is one; if key
+	# usages are, digital signature is one (TLS 1.3 signs the handshake; RFC
+	# 8446 requires it, though OpenSSL does not check).
+	usages_fit() {
+		jq -en --arg u "$(attr key-usages)" '($u | split(",") | map(gsub("^ +| +$"; "")) | map(select(. != ""))) as $l |
+			["server auth", "client auth", "code signing", "email protection", "s/mime", "ipsec end system", "ipsec tunnel",
+			 "ipsec user", "timestamping", "ocsp signing", "microsoft sgc", "netscape sgc"] as $ext |
+			($l | map(select(. as $x | $ext | index($x) != null))) as $e | ($l - $e) as $k |
+			($e == [] or ($e | index("server auth") != null)) and ($k == [] or ($k | index("digital signature") != null))' >/dev/null ||
+			{ echo "key-usages '$(attr key-usages)'"; return 1; }
+	}
+	check "tls csi key-usages fit a TLS 1.3 server (server auth, digital signature)" usages_fit
+	issuer=$(attr issuer-name)
+	issuer_kind=$(attr issuer-kind)
+	check "tls csi issuer-name is set" test -n "$issuer"
+	if [ "${issuer_kind:-Issuer}" = Issuer ]; then
+		issuer_file=$(jq -r --arg n "$issuer" --arg ns "$gw_ns" 'first(.[] | select(.doc | type == "object" and .kind == "Issuer" and
+			.metadata.name == $n and (.metadata.namespace // $ns) == $ns) | .file) // empty' "$TMP/docs.json")
+		check "tls csi issuer: an Issuer $issuer in namespace $gw_ns is in deploy/" test -n "$issuer_file"
+		if [ -n "$issuer_file" ] && [ -f "$DEPLOY/kustomization.yaml" ]; then
+			check "kustomization.yaml lists $issuer_file (the Issuer the gateways' certificates need)" \
+				jq -e --arg f "$issuer_file" 'any(.[] | select(.file == "kustomization.yaml") | .doc.resources[]?; . == $f)' "$TMP/docs.json"
+		fi
+	fi
+	# The renewal point (renew-before, default a third of the duration,
+	# default 720h) lies above RingsteerTLSCertExpiringSoon's threshold, or
+	# every renewal cycle fires it; and below the duration.
+	go_seconds() { # a Go duration ("720h", "1h30m") -> whole seconds, or nothing
+		jq -rn --arg d "$1" 'if $d | test("^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$") then
+			[$d | scan("([0-9]+(?:\\.[0-9]+)?)(ns|us|µs|ms|s|m|h)") | (.[0] | tonumber) *
+				{"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 0.001, "s": 1, "m": 60, "h": 3600}[.[1]]] | add | floor
+		else empty end'
+	}
+	renewal_fits() {
+		local d rb thr
+		d=$(go_seconds "$(attr duration | grep . || echo 720h)")
+		[ -n "$d" ] || { echo "duration '$(attr duration)' is not a Go duration"; return 1; }
+		if [ -n "$(attr renew-before)" ]; then
+			rb=$(go_seconds "$(attr renew-before)")
+			[ -n "$rb" ] || { echo "renew-before '$(attr renew-before)' is not a Go duration"; return 1; }
+		else
+			rb=$((d / 3))
+		fi
+		thr=$(jq -r '.[] | select(.file == "prometheus/alerts.yaml") | .doc.groups[]?.rules[]? | select(.alert == "RingsteerTLSCertExpiringSoon") |
+			.expr | capture("<\\s*(?<a>[0-9]+)(\\s*\\*\\s*(?<b>[0-9]+))?\\s*$") | (.a | tonumber) * ((.b // "1") | tonumber)' "$TMP/docs.json" | head -n 1)
+		[ -n "$thr" ] || { echo "no RingsteerTLSCertExpiringSoon '... < N [* M]' in prometheus/alerts.yaml"; return 1; }
+		if [ "$rb" -le "$thr" ] || [ "$rb" -ge "$d" ]; then
+			echo "renewal at ${rb}s left of ${d}s, alert below ${thr}s"
+			return 1
+		fi
+	}
+	check "tls csi renewal point above RingsteerTLSCertExpiringSoon's threshold, below the duration" renewal_fits
+fi
 
 # --- the agent: privileges, network, bpffs, registration socket -------------------
 check "agent is privileged or has CAP_BPF/NET_ADMIN/SYS_ADMIN" \
