@@ -256,7 +256,7 @@ soak: deps all
 # The acceptance scenarios with every gateway and the agent under valgrind
 # (memcheck, definite leaks included; tests/cluster/valgrind.supp lists the
 # libbpf calls valgrind cannot model).  `make test` runs a quick subset.
-VALGRIND_TESTS ?= t_1_ t_3_ t_4_ t_5_ t_7_ t_8_ t_11_ t_12_ t_13_ t_14_ t_15_ t_16_ t_18_
+VALGRIND_TESTS ?= t_1_ t_3_ t_4_ t_5_ t_7_ t_8_ t_11_ t_12_ t_13_ t_14_ t_15_ t_16_ t_18_ t_22_
 VALGRIND_TESTS_QUICK := t_1_ t_4_ t_11_ t_15_
 .PHONY: valgrind
 valgrind: deps all

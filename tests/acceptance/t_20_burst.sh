@@ -14,7 +14,7 @@
 # (honored: a blip never moves anyone) then pushed a gateway to 55.  That
 # is the soft cap working as designed under a TTL shorter than a stall; this
 # test is about the serialization of simultaneous placements.
-export RS_HEARTBEAT_MS=1000 RS_TTL_MS=5000
+RS_CLOCKS=slow
 . "$(dirname "$0")/../cluster/lib.sh"
 
 SUPS=200

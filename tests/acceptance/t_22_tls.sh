@@ -16,7 +16,8 @@
 #             certificate still serves; the supervisors on gw-1 keep their
 #             links throughout (same epoch, no disconnect)
 #   refusals  plaintext bytes and a client with no certificate: the handshake
-#             fails, counted reason="tls_handshake"; sup-20 whose certificate
+#             fails, counted reason="tls_handshake" (a silent connect and
+#             close, a port probe, is not); sup-20 whose certificate
 #             names sup-21: REJECT bad token, counted reason="client_cert"
 #   rogue     gw-3 joins (outside the Service) with a certificate from the
 #             right CA that names gw-x instead: a member placed on gw-3 is
@@ -112,6 +113,11 @@ case $out in closed* | reset*) ;; *) fail "plaintext to a TLS gateway: $out" ;; 
 rs_ns openssl s_client -connect "$(gw_addr 2):$RS_GW_LISTEN_PORT" -servername gw-2 -CAfile "$RS_DIR/tls/ca.crt" \
 	</dev/null >/dev/null 2>&1 || true
 await "2 failed handshakes counted" 5 metric_ge 2 ringsteer_gateway_rejects_total $((hs0 + 2)) 'reason="tls_handshake"'
+# A port probe (connect, say nothing, close) is not a failed handshake.
+hs1=$(metric 2 ringsteer_gateway_rejects_total 'reason="tls_handshake"')
+out=$(rs_ns "$RS_LIB_DIR/raw.sh" "$(gw_addr 2):$RS_GW_LISTEN_PORT" "" 0.3)
+[ "${out%% *}" = open ] || fail "a silent connection was closed at once: $out"
+hold "a port probe is not counted" 1 metric_is 2 ringsteer_gateway_rejects_total "$hs1" 'reason="tls_handshake"'
 rs_tls_issue sup-20 "DNS:sup-21"
 sup_start 20 1
 client_cert_refused() { # on either gateway: the Service picks one

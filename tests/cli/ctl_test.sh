@@ -4,14 +4,8 @@
 # usage: ctl_test.sh PATH/TO/ringsteerctl TEST_DATA_DIR
 set -u
 ctl=$1 data=$2
-pass=0 fail=0
-
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-expect_eq() { # desc expected actual
-	if [ "$2" == "$3" ]; then ok; else bad "$1: expected [$2] got [$3]"; fi
-}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
 
 # Every vector through the CLI: ring owner and walk, then placement.
 while IFS=$'\t' read -r gws member owner clockwise; do
@@ -29,13 +23,6 @@ done < <(jq -r '.cases[] | [(.loads | to_entries | map("\(.key)=\(.value)") | jo
 [ "$pass" -gt 100 ] || bad "too few vector cases ran ($pass)"
 
 # Bad arguments: exit 2 and exactly one line on stderr.
-expect_usage_error() {
-	local out err rc
-	err=$("$ctl" "$@" 2>&1 >/dev/null)
-	rc=$?
-	if [ "$rc" -eq 2 ] && [ -n "$err" ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ]; then ok
-	else bad "ringsteerctl $* -> rc=$rc stderr=[$err]"; fi
-}
 expect_usage_error
 expect_usage_error bogus
 expect_usage_error ring owner m
@@ -73,13 +60,12 @@ expect_usage_error place --gateways a=1 --store sqlite:/nonexistent/x.db m
 expect_usage_error ring --gateways a --store sqlite:/nonexistent/x.db owner m
 
 # --help succeeds, man-style.
-"$ctl" --help >/dev/null && ok || bad "--help failed"
+expect_help
 for cmd in ring place; do
 	"$ctl" "$cmd" --help | grep -q '^SYNOPSIS$' && ok || bad "$cmd --help has no SYNOPSIS"
 	expect_eq "help $cmd" "$("$ctl" "$cmd" --help)" "$("$ctl" help "$cmd")"
 done
-"$ctl" ring --help >/dev/null && ok || bad "ring --help failed"
-"$ctl" place --help >/dev/null && ok || bad "place --help failed"
+expect_help ring
+expect_help place
 
-echo "ctl: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary ctl

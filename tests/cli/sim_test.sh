@@ -7,9 +7,10 @@
 # usage: sim_test.sh PATH/TO/ringsteerctl
 set -u
 ctl=$1
-pass=0 fail=0
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
 check() { # description, awk condition over the row's fields
-	if [ "$2" = 1 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
+	if [ "$2" = 1 ]; then ok; else bad "$1"; fi
 }
 
 out=$("$ctl" sim --gateways 10 --supervisors 1000 --trials 3 --no-bins --seed 7) || { echo "FAIL: sim exited $?"; exit 1; }
@@ -33,5 +34,4 @@ for args in "--trials 0" "--gateways 1 --supervisors 10" "--gateways 4" "--bogus
 	check "sim $args -> rc=$rc [$err]" "$([ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && echo 1)"
 done
 
-echo "sim: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary sim

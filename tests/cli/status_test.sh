@@ -12,25 +12,15 @@
 # usage: status_test.sh PATH/TO/ringsteerctl
 set -u
 ctl=$1
-pass=0 fail=0
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+need_tools status sqlite3 jq
 
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-expect_eq() { # desc expected actual
-	if [ "$2" == "$3" ]; then ok; else bad "$1: expected [$2] got [$3]"; fi
-}
-
-if ! command -v sqlite3 >/dev/null || ! command -v jq >/dev/null; then
-	echo "status: sqlite3 and jq are needed (make deps)"
-	exit 1
-fi
-
-dir=$(mktemp -d /tmp/rs-status-cli-XXXXXX)
+dir=$(scratch_dir status)
 watcher=
 cleanup() {
 	[ -n "$watcher" ] && kill "$watcher" 2>/dev/null
-	rm -rf "$dir"
+	remove_dir "$dir"
 }
 trap cleanup EXIT
 
@@ -93,7 +83,7 @@ expect_eq "uneven greppable" "max-min=3 verdict=uneven" \
 expect_eq "half bar" "$(printf '█%.0s' $(seq 20))" "$(printf '%s\n' "$out" | awk '$1 == "gw-b" { print $6 }')"
 
 json=$("$ctl" status --store "sqlite:$uneven" --json)
-expect_eq "status json valid" 0 "$(printf '%s' "$json" | jq empty >/dev/null 2>&1; echo $?)"
+expect_json_valid "status json valid" "$json"
 expect_eq "status json summary" '{"supervisors":14,"serving_gateways":3,"cap":5,"max":6,"min":3,"spread":3,"even":false,"verdict":"uneven"}' \
 	"$(printf '%s' "$json" | jq -c 'del(.gateways)')"
 expect_eq "status json gateway" '{"id":"gw-a","state":"serving","live":true,"supervisors":6,"sandboxes":21,"busiest_sandboxes":6}' \
@@ -208,7 +198,7 @@ case "$err" in *"no serving gateway"*"sqlite:$none"*) ok ;; *) bad "no serving g
 
 # ---- ring --store --------------------------------------------------------------
 json=$("$ctl" ring --store "$url" --json)
-expect_eq "ring json valid" 0 "$(printf '%s' "$json" | jq empty >/dev/null 2>&1; echo $?)"
+expect_json_valid "ring json valid" "$json"
 expect_eq "ring json gateways (live ones, draining included)" "gw-a gw-b gw-c gw-d" \
 	"$(printf '%s' "$json" | jq -r '[.gateways[].id] | join(" ")')"
 expect_eq "ring json count" 4 "$(printf '%s' "$json" | jq .count)"
@@ -289,13 +279,6 @@ done
 expect_eq "help alone" "$("$ctl" --help)" "$("$ctl" help)"
 
 # ---- bad arguments: exit 2, one line on stderr -------------------------------
-expect_usage_error() {
-	local err rc
-	err=$("$ctl" "$@" 2>&1 >/dev/null)
-	rc=$?
-	if [ "$rc" -eq 2 ] && [ -n "$err" ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ]; then ok
-	else bad "ringsteerctl $* -> rc=$rc stderr=[$err]"; fi
-}
 expect_usage_error status --bogus
 expect_usage_error status --store "$url" extra
 expect_usage_error status --store
@@ -328,12 +311,9 @@ expect_usage_error help ring place
 # ---- missing stores: exit 1, one line naming the URL, nothing created -------
 missing=sqlite:$dir/missing.db
 for args in "status" "status --json" "place sup-1" "ring" "ring owner sup-1" "gateways" "sessions" "drain gw-a"; do
-	err=$("$ctl" $args --store "$missing" 2>&1 >/dev/null)
-	rc=$?
-	if [ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ "$err" == *"$missing"* ]]; then ok
-	else bad "ringsteerctl $args --store $missing -> rc=$rc stderr=[$err]"; fi
+	# shellcheck disable=SC2086 # $args is words to split
+	expect_store_error "$missing" $args --store "$missing"
 done
 [ -e "$dir/missing.db" ] && bad "a command created the missing store"
 
-echo "status: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary status

@@ -9,32 +9,20 @@
 # usage: store_test.sh PATH/TO/ringsteerctl
 set -u
 ctl=$1
-pass=0 fail=0
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+need_tools store sqlite3 jq
 
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-expect_eq() { # desc expected actual
-	if [ "$2" == "$3" ]; then ok; else bad "$1: expected [$2] got [$3]"; fi
-}
-
-if ! command -v sqlite3 >/dev/null || ! command -v jq >/dev/null; then
-	echo "store: sqlite3 and jq are needed (make deps)"
-	exit 1
-fi
-
-dir=$(mktemp -d /tmp/rs-store-cli-XXXXXX)
-trap 'chmod -R u+rwx "$dir"; rm -rf "$dir"' EXIT
+dir=$(scratch_dir store)
+trap 'remove_dir "$dir"' EXIT
 db=$dir/ringsteer.db
 url=sqlite:$db
 
 # ringsteerctl never creates a store: on a missing file every command
 # fails (exit 1, one line naming the URL) and leaves no file behind.
 for cmd in gateways sessions status "ring --store $url" "place --store $url m1" "drain gw-a"; do
-	err=$("$ctl" $cmd --store "$url" 2>&1 >/dev/null)
-	rc=$?
-	if [ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ "$err" == *"no store at $url"* ]]; then ok
-	else bad "missing store: ringsteerctl $cmd -> rc=$rc stderr=[$err]"; fi
+	# shellcheck disable=SC2086 # $cmd is words to split
+	expect_store_error "no store at $url" $cmd --store "$url"
 done
 [ -e "$db" ] && bad "a command created the store file"
 # An empty file is no store either, and reading it writes nothing into it.
@@ -100,7 +88,7 @@ expect_eq "gateways --all rows" "gw-a yes 2|gw-b yes 1|gw-c no 0" \
 expect_eq "gateways --all aligned" 1 "$(printf '%s\n' "$out" | aligned)"
 
 json=$("$ctl" gateways --store "$url" --json --all)
-expect_eq "gateways json valid" 0 "$(printf '%s' "$json" | jq empty >/dev/null 2>&1; echo $?)"
+expect_json_valid "gateways json valid" "$json"
 expect_eq "gateways json" \
 	'[{"id":"gw-a","peer":"10.0.0.1:7443","state":"serving","live":true,"supervisors":2},{"id":"gw-b","peer":"10.0.0.2:7443","state":"draining","live":true,"supervisors":1},{"id":"gw-c","peer":"10.0.0.3:7443","state":"serving","live":false,"supervisors":0}]' \
 	"$(printf '%s' "$json" | jq -c 'map(del(.heartbeat_ms))')"
@@ -131,7 +119,7 @@ expect_eq "sessions --gateway --all" "m1|m2|m4" \
 expect_eq "sessions --gateway none" 1 "$("$ctl" sessions --store "$url" --gateway gw-x | wc -l)"
 
 json=$("$ctl" sessions --store "$url" --json --all)
-expect_eq "sessions json valid" 0 "$(printf '%s' "$json" | jq empty >/dev/null 2>&1; echo $?)"
+expect_json_valid "sessions json valid" "$json"
 expect_eq "sessions json m1" \
 	"{\"member_id\":\"m1\",\"instance_id\":\"i-1\",\"epoch\":7,\"gateway_id\":\"gw-a\",\"sandboxes\":3,\"source\":\"10.1.0.1:40001\",\"state\":\"active\",\"live\":true,\"heartbeat_ms\":$now,\"expires_ms\":$((now + 15000))}" \
 	"$(printf '%s' "$json" | jq -c '.[0]')"
@@ -178,7 +166,7 @@ sqlite3 "$db" "UPDATE gateways SET state = 0 WHERE id IN ('gw-a', 'gw-c')"
 sqlite3 "$db" "INSERT INTO gateways VALUES ('q\"b' || char(92) || char(9) || 'é' || char(10) || 'z', 'esc:1', 0, $now);
 	INSERT INTO gateways VALUES (CAST(x'67ff' AS TEXT), 'bad:1', 0, $now);"
 json=$("$ctl" gateways --store "$url" --json)
-expect_eq "escaped json valid" 0 "$(printf '%s' "$json" | jq empty >/dev/null 2>&1; echo $?)"
+expect_json_valid "escaped json valid" "$json"
 expect_eq "escaped id round trip" "$(printf 'q"b\\\té\nz')" \
 	"$(printf '%s' "$json" | jq -r '.[] | select(.peer == "esc:1") | .id')"
 expect_eq "invalid utf-8 replaced" "g"$'\xef\xbf\xbd' \
@@ -195,13 +183,6 @@ case "$err" in *"$url"*) ok ;; *) bad "corrupt row message [$err]" ;; esac
 sqlite3 "$db" "UPDATE sessions SET state = 0 WHERE member_id = 'm6'"
 
 # Bad arguments: exit 2 and exactly one line on stderr.
-expect_usage_error() {
-	local err rc
-	err=$("$ctl" "$@" 2>&1 >/dev/null)
-	rc=$?
-	if [ "$rc" -eq 2 ] && [ -n "$err" ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ]; then ok
-	else bad "ringsteerctl $* -> rc=$rc stderr=[$err]"; fi
-}
 for cmd in gateways sessions; do
 	expect_usage_error "$cmd" --bogus
 	expect_usage_error "$cmd" --store "$url" extra
@@ -235,17 +216,9 @@ expect_eq "bad drain changed nothing" "serving" \
 
 # Unreachable stores: exit 1, one line naming the URL.
 expect_store_failure() { # url
-	local err rc
-	for cmd in gateways sessions; do
-		err=$("$ctl" "$cmd" --store "$1" 2>&1 >/dev/null)
-		rc=$?
-		if [ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ "$err" == *"$1"* ]]; then ok
-		else bad "ringsteerctl $cmd --store $1 -> rc=$rc stderr=[$err]"; fi
-	done
-	err=$("$ctl" drain gw-a --store "$1" 2>&1 >/dev/null)
-	rc=$?
-	if [ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ "$err" == *"$1"* ]]; then ok
-	else bad "ringsteerctl drain gw-a --store $1 -> rc=$rc stderr=[$err]"; fi
+	expect_store_error "$1" gateways --store "$1"
+	expect_store_error "$1" sessions --store "$1"
+	expect_store_error "$1" drain gw-a --store "$1"
 }
 expect_store_failure "sqlite:$dir/missing/ringsteer.db"
 printf 'this is not a database, only some text that fills a page\n%.0s' $(seq 100) > "$dir/text"
@@ -263,10 +236,9 @@ fi
 [ -e "$dir/missing" ] && bad "the store's directory was created for the caller"
 
 # --help succeeds.
-"$ctl" gateways --help >/dev/null && ok || bad "gateways --help failed"
-"$ctl" sessions --help >/dev/null && ok || bad "sessions --help failed"
-"$ctl" drain --help >/dev/null && ok || bad "drain --help failed"
+expect_help gateways
+expect_help sessions
+expect_help drain
 "$ctl" --help | grep -q '^    drain ID' && ok || bad "drain missing from ringsteerctl --help"
 
-echo "store: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary store

@@ -8,15 +8,10 @@
 # usage: token_test.sh PATH/TO/ringsteerctl
 set -u
 ctl=$1
-pass=0 fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect_eq() { # desc expected actual
-	if [ "$2" == "$3" ]; then ok; else bad "$1: expected [$2] got [$3]"; fi
-}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+tmp=$(scratch_dir token)
+trap 'remove_dir "$tmp"' EXIT
 
 command -v openssl >/dev/null || { echo "token: openssl CLI not found"; echo "token: 0 passed, 1 failed"; exit 1; }
 
@@ -95,8 +90,9 @@ expect_refused "wrong secret" "invalid:" sup-7.pod.ns "$token" "$tmp/other"
 old=$(( $(date +%s) - 10 ))
 expect_refused "expired" "expired expiry=$old" sup-7.pod.ns "sup-7.pod.ns.$old.$(hmac "$key" sup-7.pod.ns "$old")"
 
-# Bad arguments: exit 2 and exactly one line on stderr, nothing on stdout.
-expect_usage_error() {
+# Bad arguments: exit 2 and exactly one line on stderr, nothing on stdout
+# (stricter than lib.sh's expect_usage_error, which does not look at stdout).
+expect_token_usage_error() {
 	local out err rc
 	out=$("$ctl" token "$@" 2>"$tmp/err")
 	rc=$?
@@ -105,27 +101,27 @@ expect_usage_error() {
 	else bad "ringsteerctl token $* -> rc=$rc stdout=[$out] stderr=[$err]"; fi
 }
 s=$tmp/secret
-expect_usage_error
-expect_usage_error --member m --ttl 60
-expect_usage_error --secret "$s" --ttl 60
-expect_usage_error --secret "$s" --member m
-expect_usage_error --secret "$s" --member m --ttl 60 --verify x.1.y
-expect_usage_error --secret "$s" --member m --ttl
-expect_usage_error --secret
-expect_usage_error --secret "$s" --member m --ttl 0
-expect_usage_error --secret "$s" --member m --ttl -5
-expect_usage_error --secret "$s" --member m --ttl +5
-expect_usage_error --secret "$s" --member m --ttl 5x
-expect_usage_error --secret "$s" --member m --ttl ""
-expect_usage_error --secret "$s" --member m --ttl 99999999999999999999999
-expect_usage_error --secret "$s" --member m --ttl 18446744073709551615
-expect_usage_error --secret "$s" --member "" --ttl 60
-expect_usage_error --secret "$s" --member Sup --ttl 60
-expect_usage_error --secret "$s" --member a_b --ttl 60
-expect_usage_error --secret "$s" --member "$long"x --ttl 60
-expect_usage_error --secret "$s" --member m --ttl 60 extra
-expect_usage_error --secret "$s" --member m --ttl 60 --bogus
-expect_usage_error --secret "$s" --member m --verify
+expect_token_usage_error
+expect_token_usage_error --member m --ttl 60
+expect_token_usage_error --secret "$s" --ttl 60
+expect_token_usage_error --secret "$s" --member m
+expect_token_usage_error --secret "$s" --member m --ttl 60 --verify x.1.y
+expect_token_usage_error --secret "$s" --member m --ttl
+expect_token_usage_error --secret
+expect_token_usage_error --secret "$s" --member m --ttl 0
+expect_token_usage_error --secret "$s" --member m --ttl -5
+expect_token_usage_error --secret "$s" --member m --ttl +5
+expect_token_usage_error --secret "$s" --member m --ttl 5x
+expect_token_usage_error --secret "$s" --member m --ttl ""
+expect_token_usage_error --secret "$s" --member m --ttl 99999999999999999999999
+expect_token_usage_error --secret "$s" --member m --ttl 18446744073709551615
+expect_token_usage_error --secret "$s" --member "" --ttl 60
+expect_token_usage_error --secret "$s" --member Sup --ttl 60
+expect_token_usage_error --secret "$s" --member a_b --ttl 60
+expect_token_usage_error --secret "$s" --member "$long"x --ttl 60
+expect_token_usage_error --secret "$s" --member m --ttl 60 extra
+expect_token_usage_error --secret "$s" --member m --ttl 60 --bogus
+expect_token_usage_error --secret "$s" --member m --verify
 
 # Runtime failures: exit 1, a message on stderr, nothing on stdout.
 expect_failure() { # desc secret-file
@@ -150,5 +146,4 @@ printf '\n' >>"$tmp/max"
 # --help succeeds and says how to call it.
 "$ctl" token --help | grep -q -- '--verify' && ok || bad "token --help"
 
-echo "token: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary token

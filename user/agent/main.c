@@ -24,6 +24,7 @@
 #include "ringsteer/endpoint.h"
 #include "ringsteer/flags.h"
 #include "ringsteer/logfmt.h"
+#include "ringsteer/mstime.h"
 
 enum {
 	EXIT_FLAGS = 2,
@@ -181,8 +182,7 @@ static void on_sync(evutil_socket_t fd, short what, void *arg)
 		/* While watching, the tick is slow (TTL/4): retry a failed pass at
 		 * the poll interval, or a change notified before it is lost. */
 		if (a->watch_ev && !evtimer_pending(a->debounce_ev, NULL)) {
-			struct timeval retry = { .tv_sec = a->cfg.sync_ms / 1000,
-						 .tv_usec = (long)(a->cfg.sync_ms % 1000) * 1000 };
+			struct timeval retry = rs_ms_timeval(a->cfg.sync_ms);
 
 			evtimer_add(a->debounce_ev, &retry);
 		}
@@ -209,7 +209,7 @@ static int start_loop(struct agent *a)
 		.ctx = a,
 		.log = stderr,
 	};
-	struct timeval tick = { .tv_sec = a->cfg.sync_ms / 1000, .tv_usec = (a->cfg.sync_ms % 1000) * 1000 };
+	struct timeval tick = rs_ms_timeval(a->cfg.sync_ms);
 	int err;
 
 	a->base = event_base_new();

@@ -34,6 +34,7 @@
 
 #include "ringsteer/agent_reg.h"
 #include "ringsteer/logfmt.h"
+#include "ringsteer/mstime.h"
 
 #define FD_ROOM 4                    /* fds one recvmsg can hand over; more: MSG_CTRUNC */
 #define ACCEPT_BATCH 16               /* accepts per wakeup, so callers cannot starve the loop */
@@ -619,12 +620,7 @@ int rs_agent_reg_server_new(struct event_base *base, const struct rs_agent_reg_c
 		s->n_uids = 1;
 	}
 	s->max_conns = cfg->max_conns ? cfg->max_conns : RS_AGENT_REG_CONNS_DEFAULT;
-	{
-		unsigned ms = cfg->deadline_ms ? cfg->deadline_ms : RS_AGENT_REG_DEADLINE_DEFAULT_MS;
-
-		s->deadline.tv_sec = ms / 1000;
-		s->deadline.tv_usec = (long)(ms % 1000) * 1000;
-	}
+	s->deadline = rs_ms_timeval(cfg->deadline_ms ? cfg->deadline_ms : RS_AGENT_REG_DEADLINE_DEFAULT_MS);
 	s->on_register = cfg->on_register;
 	s->ctx = cfg->ctx;
 	s->log = cfg->log;

@@ -15,13 +15,10 @@
 
 #include "agent_run.h"
 #include "ringsteer/logfmt.h"
+#include "ringsteer/mstime.h"
 
 #define WATCH_DEBOUNCE_MS 20
 
-static struct timeval ms_tv(uint32_t ms)
-{
-	return (struct timeval){ .tv_sec = ms / 1000, .tv_usec = (long)(ms % 1000) * 1000 };
-}
 
 /* The tick while watching: TTL / 4, never faster than --sync-interval. */
 static uint32_t watched_tick_ms(const struct agent *a)
@@ -33,7 +30,7 @@ static uint32_t watched_tick_ms(const struct agent *a)
 
 static void set_tick(struct agent *a, uint32_t ms)
 {
-	struct timeval tv = ms_tv(ms);
+	struct timeval tv = rs_ms_timeval(ms);
 
 	if (a->tick_ms == ms)
 		return;
@@ -55,7 +52,7 @@ static void watch_drop(struct agent *a, const char *why)
 static void on_notified(evutil_socket_t fd, short what, void *arg)
 {
 	struct agent *a = arg;
-	struct timeval soon = ms_tv(WATCH_DEBOUNCE_MS);
+	struct timeval soon = rs_ms_timeval(WATCH_DEBOUNCE_MS);
 	int n;
 
 	(void)fd;

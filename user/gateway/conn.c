@@ -32,6 +32,7 @@
 #include "gateway.h"
 #include "ringsteer/endpoint.h"
 #include "ringsteer/logfmt.h"
+#include "ringsteer/mstime.h"
 #include "ringsteer/proto_event.h"
 
 int64_t gw_now_ms(void)
@@ -102,7 +103,7 @@ static void conn_close_after_flush(struct gw_conn *c)
 {
 	static const struct timeval now = { 0, 0 };
 	uint32_t ms = c->gw->cfg.hello_timeout_ms;
-	struct timeval cap = { ms / 1000, (ms % 1000) * 1000 };
+	struct timeval cap = rs_ms_timeval(ms);
 
 	c->state = CONN_CLOSING;
 	bufferevent_disable(c->bev, EV_READ);
@@ -578,8 +579,8 @@ void gw_conn_accept(struct evconnlistener *lst, evutil_socket_t fd, struct socka
 {
 	struct gateway *gw = arg;
 	struct gw_conn *c;
-	struct timeval hello = { gw->cfg.hello_timeout_ms / 1000, (gw->cfg.hello_timeout_ms % 1000) * 1000 };
-	struct timeval idle = { 3 * gw->cfg.heartbeat_ms / 1000, (3 * gw->cfg.heartbeat_ms % 1000) * 1000 };
+	struct timeval hello = rs_ms_timeval(gw->cfg.hello_timeout_ms);
+	struct timeval idle = rs_ms_timeval(3ULL * gw->cfg.heartbeat_ms);
 	struct gw_unauth_key key = gw_unauth_key_of(sa);
 	char source[RS_ENDPOINT_MAX + 1];
 

@@ -18,6 +18,7 @@
 
 #include "gateway.h"
 #include "ringsteer/logfmt.h"
+#include "ringsteer/mstime.h"
 
 /* Whether the store shows another live, serving gateway: the replacement of
  * a rolling update must be in view before anyone is handed off. */
@@ -85,8 +86,7 @@ void gw_drain_tick(evutil_socket_t fd, short what, void *arg)
 	}
 	if (wake < now)
 		wake = now;
-	tv.tv_sec = (time_t)((wake - now) / 1000);
-	tv.tv_usec = (suseconds_t)((wake - now) % 1000) * 1000;
+	tv = rs_ms_timeval((uint64_t)(wake - now));
 	evtimer_add(gw->drain_ev, &tv);
 }
 

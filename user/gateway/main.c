@@ -14,6 +14,7 @@
 #include "ringsteer/endpoint.h"
 #include "ringsteer/flags.h"
 #include "ringsteer/logfmt.h"
+#include "ringsteer/mstime.h"
 
 #include <openssl/crypto.h>
 
@@ -337,8 +338,7 @@ int main(int argc, char **argv)
 		rs_log(stderr, "warn", gw.who, "event", "store_error", "op", "register", "error", strerror(-err), NULL);
 	}
 	gw.registered = err == 0;
-	tick.tv_sec = gw.cfg.heartbeat_ms / 1000;
-	tick.tv_usec = (gw.cfg.heartbeat_ms % 1000) * 1000;
+	tick = rs_ms_timeval(gw.cfg.heartbeat_ms);
 	gw.heartbeat_ev = event_new(gw.base, -1, EV_PERSIST, on_heartbeat, &gw);
 	gw.drain_ev = evtimer_new(gw.base, gw_drain_tick, &gw);
 	gw.sigterm_ev = evsignal_new(gw.base, SIGTERM, on_stop, &gw);

@@ -34,6 +34,7 @@
 
 #include "ringsteer/endpoint.h"
 #include "ringsteer/logfmt.h"
+#include "ringsteer/mstime.h"
 #include "ringsteer/proto_event.h"
 #include "ringsteer/small_file.h"
 #include "ringsteer/token.h"
@@ -76,11 +77,6 @@ static uint64_t next_random(struct supervisor *s)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return z ^ (z >> 31);
-}
-
-static struct timeval ms_tv(uint64_t ms)
-{
-	return (struct timeval){ .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
 }
 
 static void link_free(struct sup_link *l)
@@ -137,13 +133,23 @@ static void retry_after(struct supervisor *s, bool stay, uint32_t floor_ms)
 	s->retry_stay = stay;
 	snprintf(ms, sizeof(ms), "%llu", (unsigned long long)delay);
 	rs_log(stderr, "info", s->who, "event", "retry", "in_ms", ms, "stay", stay ? "1" : "0", NULL);
-	tv = ms_tv(delay);
+	tv = rs_ms_timeval(delay);
 	evtimer_add(s->retry_ev, &tv);
 }
 
 static void retry_later(struct supervisor *s, bool stay)
 {
 	retry_after(s, stay, 0);
+}
+
+/* A redirect or redial that did not happen: back to the Service.  After a
+ * redirect it asks to stay wherever it lands (the placement that chose an
+ * unreachable or refused target would choose it again; a drain redirect
+ * keeps its old link meanwhile); after a redial it does not (its gateway
+ * may be gone, and the rule must place it). */
+static void back_to_service(struct supervisor *s, enum sup_via via)
+{
+	sup_dial(s, VIA_SERVICE, s->cfg.service, s->service_name, via == VIA_REDIRECT);
 }
 
 /* What a failed or refused link leads to; floor_ms is the refusal's retry
@@ -167,13 +173,8 @@ static void link_refused(struct sup_link *l, const char *why, uint32_t floor_ms)
 	}
 	switch (via) {
 	case VIA_REDIRECT:
-		/* The target is unreachable: back to the Service, asking to stay
-		 * wherever we land (unless still attached: a drain redirect keeps
-		 * the old link and retries through the Service). */
-		sup_dial(s, VIA_SERVICE, s->cfg.service, s->service_name, true);
-		break;
 	case VIA_REDIAL:
-		sup_dial(s, VIA_SERVICE, s->cfg.service, s->service_name, false);
+		back_to_service(s, via);
 		break;
 	case VIA_REFRESH:
 		/* Still attached on the old link: try again after a backoff. */
@@ -207,10 +208,8 @@ static void target_refused(struct supervisor *s, enum sup_via via, const char *e
 	       "gateway", name, "error", why, "refused_total", total, NULL);
 	switch (via) {
 	case VIA_REDIRECT:
-		sup_dial(s, VIA_SERVICE, s->cfg.service, s->service_name, true);
-		break;
 	case VIA_REDIAL:
-		sup_dial(s, VIA_SERVICE, s->cfg.service, s->service_name, false);
+		back_to_service(s, via);
 		break;
 	case VIA_REFRESH:
 	case VIA_SERVICE:
@@ -241,7 +240,7 @@ static void schedule_refresh(struct supervisor *s)
 	 * a short token could be refreshed after it expired. */
 	life = expiry - now;
 	at = life * 80 / 100 - life * 5 / 100 + next_random(s) % (life * 10 / 100 + 1);
-	tv = ms_tv(at);
+	tv = rs_ms_timeval(at);
 	evtimer_add(s->refresh_ev, &tv);
 }
 
@@ -264,9 +263,9 @@ static void attached(struct sup_link *l, const struct rs_accept *acc)
 	snprintf(epoch, sizeof(epoch), "%llu", (unsigned long long)l->epoch);
 	rs_log(stderr, "info", s->who, "event", "attached", "gateway", acc->gateway_id, "via", via_name(l->via), "stay",
 	       l->stay ? "1" : "0", "epoch", epoch, NULL);
-	idle = ms_tv(3ULL * s->heartbeat_ms);
+	idle = rs_ms_timeval(3ULL * s->heartbeat_ms);
 	bufferevent_set_timeouts(l->bev, &idle, NULL);
-	beat = ms_tv(s->heartbeat_ms);
+	beat = rs_ms_timeval(s->heartbeat_ms);
 	event_del(s->heartbeat_ev);
 	event_add(s->heartbeat_ev, &beat);
 	/* The count may have changed while we were away. */
@@ -384,7 +383,7 @@ static void send_hello(struct sup_link *l)
 {
 	struct supervisor *s = l->s;
 	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_HELLO };
-	struct timeval wait = ms_tv(s->cfg.dial_timeout_ms);
+	struct timeval wait = rs_ms_timeval(s->cfg.dial_timeout_ms);
 
 	l->epoch = s->next_epoch++;
 	snprintf(f.u.hello.member_id, sizeof(f.u.hello.member_id), "%s", s->cfg.id);
@@ -466,7 +465,7 @@ void sup_dial(struct supervisor *s, enum sup_via via, const char *endpoint, cons
 	struct sockaddr_storage to;
 	socklen_t to_len;
 	struct sup_link *l;
-	struct timeval wait = ms_tv(s->cfg.dial_timeout_ms);
+	struct timeval wait = rs_ms_timeval(s->cfg.dial_timeout_ms);
 	int fd;
 
 	if (s->pending)

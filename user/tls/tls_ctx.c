@@ -171,6 +171,11 @@ int rs_tls_server_ctx(const struct rs_tls_files *f, SSL_CTX **out, char *why, si
 	 * bench/tls_cost.sh). */
 	SSL_CTX_set_num_tickets(ctx, 0);
 	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+	/* A peer that connects and closes without a word (a TCP port probe, a
+	 * load balancer's check) is a close, not a failed handshake: OpenSSL 3
+	 * would report it as an error and the refusal counters would count
+	 * every probe. */
+	SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
 	if (f->ca) {
 		if ((rc = load_ca(ctx, f->ca, why, why_len)) < 0)
 			goto cleanup;
@@ -183,14 +188,6 @@ int rs_tls_server_ctx(const struct rs_tls_files *f, SSL_CTX **out, char *why, si
 		}
 		SSL_CTX_set_client_CA_list(ctx, names); /* takes names */
 		SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
-		/* With client verification on, resuming a session without a
-		 * session id context is refused by OpenSSL as a safety check;
-		 * naming one keeps resumption an ordinary success. */
-		if (SSL_CTX_set_session_id_context(ctx, (const unsigned char *)"ringsteer", 9) != 1) {
-			say(why, why_len, "cannot set the TLS session id context");
-			rc = -ENOMEM;
-			goto cleanup;
-		}
 	}
 	*out = ctx;
 	ctx = NULL;
