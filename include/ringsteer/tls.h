@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <event2/bufferevent.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
@@ -57,6 +58,12 @@ int rs_tls_ctx_not_after(SSL_CTX *ctx, int64_t *out);
  * "certificate does not name gw-2"), else the first error OpenSSL queued
  * (err, 0 if none), else "handshake failed". */
 void rs_tls_describe_failure(const SSL *ssl, unsigned long err, char *buf, size_t len);
+
+/* Why the TLS bufferevent bev (libevent_openssl; a plain one: the socket
+ * error) failed, as one line into buf; *refused (if not NULL): the peer's
+ * certificate was refused.  Consumes bev's queued OpenSSL errors.  Call it
+ * first thing in the event callback: it reads errno (tls_bev.c). */
+void rs_tls_bev_failure(struct bufferevent *bev, char *buf, size_t len, bool *refused);
 
 /* Whether the handshake on ssl failed because the peer's certificate was
  * refused (did not verify, or did not name the expected name), as opposed to

@@ -34,6 +34,7 @@
 #include "ringsteer/logfmt.h"
 #include "ringsteer/mstime.h"
 #include "ringsteer/proto_event.h"
+#include "ringsteer/tls.h"
 
 int64_t gw_now_ms(void)
 {
@@ -524,7 +525,7 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 		 * peer learns it from the TLS alert; we count and log it. */
 		char why[256];
 
-		gw_tls_failure(bev, why, sizeof(why));
+		rs_tls_bev_failure(bev, why, sizeof(why), NULL);
 		note_refusal(c->gw, GW_REJECT_TLS_HANDSHAKE, c->source, "", why);
 		conn_free(c);
 		return;

@@ -200,9 +200,6 @@ void gw_tls_watch(struct gateway *gw);
  * set, else plain.  NULL on failure, fd then closed (tls.c). */
 struct bufferevent *gw_tls_bufferevent(struct gateway *gw, evutil_socket_t fd);
 
-/* Why the TLS handshake on bev failed, into buf (tls.c). */
-void gw_tls_failure(struct bufferevent *bev, char *buf, size_t len);
-
 /* Whether mTLS is off, or bev's client certificate names member (tls.c). */
 bool gw_tls_client_is(struct bufferevent *bev, const struct gateway *gw, const char *member);
 

@@ -143,21 +143,6 @@ struct bufferevent *gw_tls_bufferevent(struct gateway *gw, evutil_socket_t fd)
 	return bev;
 }
 
-void gw_tls_failure(struct bufferevent *bev, char *buf, size_t len)
-{
-	SSL *ssl = bufferevent_openssl_get_ssl(bev);
-	unsigned long err = bufferevent_get_openssl_error(bev);
-
-	if (!ssl) {
-		snprintf(buf, len, "not TLS");
-		return;
-	}
-	rs_tls_describe_failure(ssl, err, buf, len);
-	while (bufferevent_get_openssl_error(bev) != 0)
-		; /* drain what is left: it would be misattributed later */
-	ERR_clear_error();
-}
-
 bool gw_tls_client_is(struct bufferevent *bev, const struct gateway *gw, const char *member)
 {
 	SSL *ssl;

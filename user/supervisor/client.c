@@ -37,6 +37,7 @@
 #include "ringsteer/mstime.h"
 #include "ringsteer/proto_event.h"
 #include "ringsteer/small_file.h"
+#include "ringsteer/tls.h"
 #include "ringsteer/token.h"
 #include "supervisor.h"
 
@@ -410,7 +411,7 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 		char why[256];
 		bool refused;
 
-		sup_tls_failure(bev, why, sizeof(why), &refused);
+		rs_tls_bev_failure(bev, why, sizeof(why), &refused);
 		if (what & BEV_EVENT_TIMEOUT)
 			snprintf(why, sizeof(why), "timeout");
 		if (refused && l->via != VIA_SERVICE) {

@@ -96,10 +96,6 @@ int sup_tls_load(struct supervisor *s);
  * plain.  NULL on failure, fd then closed (tls.c). */
 struct bufferevent *sup_tls_bufferevent(struct supervisor *s, int fd, const char *name);
 
-/* Why the dial on bev failed, into buf; *refused: the server's certificate
- * was refused (did not verify or did not name the gateway) (tls.c). */
-void sup_tls_failure(struct bufferevent *bev, char *buf, size_t len, bool *refused);
-
 /* Whether a plaintext dial to the peer address ss may go ahead: TLS
  * (the certificate decides), or ss inside --redirect-allow (tls.c). */
 bool sup_target_allowed(const struct supervisor *s, const struct sockaddr_storage *ss);

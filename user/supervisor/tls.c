@@ -68,29 +68,6 @@ fail:
 	return NULL;
 }
 
-void sup_tls_failure(struct bufferevent *bev, char *buf, size_t len, bool *refused)
-{
-	SSL *ssl = bufferevent_openssl_get_ssl(bev);
-	unsigned long err = bufferevent_get_openssl_error(bev);
-
-	*refused = false;
-	if (!ssl) {
-		snprintf(buf, len, "connection failed");
-		return;
-	}
-	*refused = rs_tls_peer_refused(ssl);
-	if (!*refused && err == 0) {
-		int e = EVUTIL_SOCKET_ERROR();
-
-		snprintf(buf, len, "%s", e ? evutil_socket_error_to_string(e) : "connection failed");
-	} else {
-		rs_tls_describe_failure(ssl, err, buf, len);
-	}
-	while (bufferevent_get_openssl_error(bev) != 0)
-		;
-	ERR_clear_error();
-}
-
 bool sup_target_allowed(const struct supervisor *s, const struct sockaddr_storage *ss)
 {
 	if (s->tls)
