@@ -26,7 +26,7 @@
 #    node 1, then gw-1 gets SIGTERM.  It hands its two supervisors off, each
 #    accepted at its target before gw-1 closed its old link (the target's
 #    accept and the supervisor's new attachment are no later than gw-1's
-#    event=disconnected for it; the supervisor never logged disconnected or
+#    event=goodbye or =disconnected for it; the supervisor never logged disconnected or
 #    goodbye): make before break.  Loads 2/2/2 over gw-2,3,4; nobody else moved.
 # e. SIGKILL (t_11): gw-2 (node 2) is killed.  Its supervisors are re-placed
 #    within the TTL + 4 s on the other nodes' gateways, each dialed the
@@ -196,7 +196,7 @@ for m in $victims; do
 	c0=$(echo "$counts" | awk -v s="sup-$m" '$1 == s { print $2 }')
 	lost=$(awk -v c="$c0" '/ event=attached( |$)/ { n++ } n >= c' "$(sup_log "$m")" | grep -E 'event=(disconnected|goodbye)( |$)' | head -n 1)
 	[ -z "$lost" ] || fail "d: sup-$m lost its link during the handoff: $lost"
-	closed=$(grep -E "event=disconnected member=sup-$m( |$)" "$log" | log_ms | tail -n 1 | cut -d' ' -f1)
+	closed=$(grep -E "event=(disconnected|goodbye) member=sup-$m( |$)" "$log" | log_ms | tail -n 1 | cut -d' ' -f1)
 	att=$(grep -E "event=attached gateway=$tgt " "$(sup_log "$m")" | log_ms | tail -n 1 | cut -d' ' -f1)
 	acc=$(grep -E "event=decision member=sup-$m .*outcome=accept" "$(gw_log "${tgt#gw-}")" | log_ms | tail -n 1 | cut -d' ' -f1)
 	[ -n "$closed" ] && [ -n "$att" ] && [ -n "$acc" ] || fail "d: sup-$m: missing lines (closed '$closed', attached '$att', accepted '$acc')"

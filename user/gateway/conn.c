@@ -30,6 +30,7 @@
 
 #include "conn.h"
 #include "gateway.h"
+#include "ringsteer/bev_io.h"
 #include "ringsteer/endpoint.h"
 #include "ringsteer/logfmt.h"
 #include "ringsteer/mstime.h"
@@ -651,8 +652,8 @@ void gw_conn_close_all(struct gateway *gw, uint8_t goodbye_reason)
 			f.u.goodbye.reason = goodbye_reason;
 			snprintf(f.u.goodbye.text, sizeof(f.u.goodbye.text), "gateway stopping");
 			gw_conn_send(c, &f);
-			/* Best effort: the frame is queued; freeing now closes. */
-			bufferevent_flush(c->bev, EV_WRITE, BEV_FLUSH);
+			/* Best effort, now: the loop will not run again for it. */
+			(void)rs_bev_write_now(c->bev);
 		}
 		conn_free(c);
 	}

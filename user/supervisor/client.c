@@ -32,6 +32,7 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 
+#include "ringsteer/bev_io.h"
 #include "ringsteer/endpoint.h"
 #include "ringsteer/logfmt.h"
 #include "ringsteer/mstime.h"
@@ -104,7 +105,7 @@ static void say_goodbye_and_free(struct sup_link *l)
 
 	f.u.goodbye.reason = RS_GOODBYE_CLOSING;
 	send_frame(l, &f);
-	bufferevent_flush(l->bev, EV_WRITE, BEV_FLUSH);
+	(void)rs_bev_write_now(l->bev); /* best effort: the link is freed now */
 	link_free(l);
 }
 
