@@ -292,11 +292,13 @@ sim: deps all
 	$(BUILD)/ringsteerctl sim
 
 # The README's run command: demo/demo.sh tells the story on a local cluster
-# in network namespaces (root).  AGENT=0 shows the redirect path alone.
+# in network namespaces (root).  AGENT=0 shows the redirect path alone;
+# TLS=0 runs it in plaintext (default: mutual TLS).
 AGENT ?= 1
+TLS   ?= 1
 .PHONY: demo
 demo: deps all
-	AGENT=$(AGENT) demo/demo.sh $(BUILD)
+	AGENT=$(AGENT) TLS=$(TLS) demo/demo.sh $(BUILD)
 
 # Rewrites the tables in docs/SIMULATION.md from the simulator's own output.
 sim-doc: deps all
