@@ -24,6 +24,11 @@ struct rs_tls_files {
 	const char *ca;   /* the CA bundle peers are verified against */
 };
 
+/* A digest of the files' identity (mtime, inode, size; zeros for a file
+ * that is missing): it changes when one of them is replaced, so an owner
+ * can reload without a signal (tls_stamp.c). */
+uint64_t rs_tls_files_stamp(const struct rs_tls_files *f);
+
 /* Builds a server context: TLS 1.3 only, f->cert and f->key (required, and
  * checked to match); with f->ca, clients must present a certificate that
  * verifies against it (mTLS), else none is asked for.  Returns 0 and *out,

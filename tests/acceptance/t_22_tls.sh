@@ -19,6 +19,10 @@
 #             fails, counted reason="tls_handshake" (a silent connect and
 #             close, a port probe, is not); sup-20 whose certificate
 #             names sup-21: REJECT bad token, counted reason="client_cert"
+#   rotation  sup-40 starts with a certificate from another CA and is refused;
+#             its files are replaced (no signal) and its next dial uses them
+#             and attaches; sup-1's files are replaced while it is attached
+#             and reloaded at a heartbeat
 #   rogue     gw-3 joins (outside the Service) with a certificate from the
 #             right CA that names gw-x instead: a member placed on gw-3 is
 #             redirected there, refuses it ("does not name gw-3", counted in
@@ -129,6 +133,25 @@ await "sup-20 told bad token" 5 log_has "$(sup_log 20)" 'event=rejected code=3 '
 sup_stop 20
 [ -z "$(session 20 gateway_id)" ] || fail "sup-20 has a session: $(session 20 gateway_id)"
 rs_log "refusals: tls_handshake +$(($(metric 2 ringsteer_gateway_rejects_total 'reason="tls_handshake"') - hs0)), client_cert counted"
+
+# rotation of a client certificate, no signal: sup-40 starts with one from
+# another CA (refused at the handshake, it retries); its files are replaced
+# with a good one, which its next dial loads (it watches them) and attaches
+# with.  sup-1's is replaced while attached: reloaded at a heartbeat.
+"$RS_LIB_DIR/../tls/make_certs.sh" "$RS_DIR/tls" issue sup-40 "DNS:sup-40" other-ca || fail "issue sup-40"
+sup_start 40 1
+await "sup-40 refused for its CA" 10 log_has "$(sup_log 40)" 'event=dial_failed via=service .*error='
+! log_has "$(sup_log 40)" 'event=attached' || fail "sup-40 attached with a certificate from another CA"
+rm "$RS_DIR/tls/sup-40.crt"
+rs_tls_issue sup-40 "DNS:sup-40"
+await "sup-40 attaches with its new certificate" 10 log_has "$(sup_log 40)" 'event=attached'
+[ "$(log_count "$(sup_log 40)" 'event=tls_loaded')" -ge 2 ] || fail "sup-40 did not reload its files"
+rm "$RS_DIR/tls/sup-1.crt"
+rs_tls_issue sup-1 "DNS:sup-1"
+reloaded_1() { [ "$(log_count "$(sup_log 1)" 'event=tls_loaded')" -ge 2 ]; }
+await "sup-1 reloads its files while attached" 5 reloaded_1
+sup_stop 40
+rs_log "rotation: sup-40 attached after its files were replaced, sup-1 reloaded while attached"
 
 # rogue: gw-3's certificate names gw-x
 rs_tls_issue gw-3 "DNS:gw-x,DNS:$RS_TLS_NAME"

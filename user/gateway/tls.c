@@ -13,7 +13,6 @@
  * (ringsteer_gateway_insecure). */
 #include <errno.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <event2/bufferevent_ssl.h>
 #include <openssl/err.h>
@@ -22,9 +21,14 @@
 #include "ringsteer/logfmt.h"
 #include "ringsteer/tls.h"
 
+static struct rs_tls_files files_of(const struct gateway *gw)
+{
+	return (struct rs_tls_files){ .cert = gw->cfg.tls_cert, .key = gw->cfg.tls_key, .ca = gw->cfg.tls_ca };
+}
+
 static int build(struct gateway *gw, SSL_CTX **ctx, int64_t *not_after, char *why, size_t why_len)
 {
-	const struct rs_tls_files files = { .cert = gw->cfg.tls_cert, .key = gw->cfg.tls_key, .ca = gw->cfg.tls_ca };
+	const struct rs_tls_files files = files_of(gw);
 	int err = rs_tls_server_ctx(&files, ctx, why, why_len);
 
 	if (err)
@@ -34,27 +38,11 @@ static int build(struct gateway *gw, SSL_CTX **ctx, int64_t *not_after, char *wh
 	return 0;
 }
 
-/* A digest of the files' identity: what changes when one is replaced. */
 static uint64_t files_stamp(const struct gateway *gw)
 {
-	const char *files[] = { gw->cfg.tls_cert, gw->cfg.tls_key, gw->cfg.tls_ca };
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a over the fields */
+	const struct rs_tls_files files = files_of(gw);
 
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		struct stat st;
-		uint64_t v[4] = { 0, 0, 0, 0 };
-
-		if (files[i] && stat(files[i], &st) == 0) {
-			v[0] = (uint64_t)st.st_mtim.tv_sec;
-			v[1] = (uint64_t)st.st_mtim.tv_nsec;
-			v[2] = (uint64_t)st.st_ino;
-			v[3] = (uint64_t)st.st_size;
-		}
-		for (size_t j = 0; j < 4; j++)
-			for (size_t b = 0; b < 8; b++)
-				h = (h ^ ((v[j] >> (8 * b)) & 0xff)) * 1099511628211ULL;
-	}
-	return h;
+	return rs_tls_files_stamp(&files);
 }
 
 static void log_loaded(struct gateway *gw, const char *event)

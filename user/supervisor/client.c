@@ -473,6 +473,7 @@ void sup_dial(struct supervisor *s, enum sup_via via, const char *endpoint, cons
 	if (s->pending)
 		link_free(s->pending);
 	evtimer_del(s->retry_ev);
+	sup_tls_watch(s);
 	if (via == VIA_SERVICE && s->token_expiry * 1000 <= now_ms())
 		sup_load_token(s); /* an operator may have put a fresh one in place */
 	l = calloc(1, sizeof(*l));
@@ -575,6 +576,7 @@ void sup_on_heartbeat(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	sup_tls_watch(s);
 	if (s->active)
 		send_frame(s->active, &(struct rs_frame){ .version = RS_PROTO_VERSION, .type = RS_FRAME_HEARTBEAT });
 }

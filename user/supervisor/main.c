@@ -46,6 +46,9 @@ static const char usage[] =
 	"  --redirect-allow CIDR   a network plaintext targets may be in (repeatable, at most\n"
 	"                          " RS_STR(SUP_ALLOW_MAX) "); a refused target falls back to the Service, asking to stay\n"
 	"\n"
+	"TLS files are also reloaded when they change (checked before each dial and at\n"
+	"each heartbeat).\n"
+	"\n"
 	"Signals: SIGHUP re-reads --sandboxes-file and the TLS files; SIGUSR1 refreshes\n"
 	"the token now; SIGTERM says GOODBYE and exits.\n";
 

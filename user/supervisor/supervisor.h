@@ -63,6 +63,7 @@ struct supervisor {
 	bool retry_stay;            /* the scheduled Service retry asks to stay */
 	uint64_t rng;               /* jitter */
 	SSL_CTX *tls;               /* NULL: plaintext (--insecure) */
+	uint64_t tls_stamp;         /* the TLS files' identity when last (re)loaded */
 	char service_name[RS_ENDPOINT_MAX + 1]; /* the name the Service's certificates must carry */
 	uint64_t targets_refused;   /* redirect, redial or refresh targets refused: not allowed, or
 				     * their certificate did not name the gateway */
@@ -90,6 +91,10 @@ void sup_on_heartbeat(evutil_socket_t fd, short what, void *arg);
 /* (Re)builds s->tls from the --tls-* files; on failure the previous one
  * stays.  Returns 0 or -errno, logged (tls.c). */
 int sup_tls_load(struct supervisor *s);
+
+/* Reloads as SIGHUP does when a TLS file was replaced since the last
+ * (re)load; called before each dial and at each heartbeat (tls.c). */
+void sup_tls_watch(struct supervisor *s);
 
 /* A bufferevent for the unconnected socket fd: TLS (connecting, the server
  * certificate verified and required to name name) when s->tls is set, else

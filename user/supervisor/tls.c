@@ -4,8 +4,11 @@
  * a Service dial), and in plaintext (--insecure) an allow list of networks
  * that redirect and redial targets must lie in.  Either way a REDIRECT
  * cannot send a supervisor, with its token, to an address an attacker
- * chose.  SIGHUP rebuilds the context (a rotated client certificate);
- * files that do not load leave the old one in use. */
+ * chose.  SIGHUP rebuilds the context, and so does a change of the files
+ * seen before each dial and at each heartbeat (a rotated client
+ * certificate must be in use before the old one expires, and an expired
+ * one must not keep the supervisor out); files that do not load leave the
+ * old context in use. */
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,6 +29,7 @@ int sup_tls_load(struct supervisor *s)
 
 	if (s->cfg.insecure)
 		return 0;
+	s->tls_stamp = rs_tls_files_stamp(&files); /* a failure is retried when they change again */
 	err = rs_tls_client_ctx(&files, &fresh, why, sizeof(why));
 	if (err) {
 		rs_log(stderr, "error", s->who, "event", s->tls ? "tls_reload_failed" : "tls_failed", "error", why, NULL);
@@ -36,6 +40,14 @@ int sup_tls_load(struct supervisor *s)
 	rs_log(stderr, "info", s->who, "event", "tls_loaded", "ca", s->cfg.tls_ca, "client_cert",
 	       s->cfg.tls_cert ? s->cfg.tls_cert : "none", NULL);
 	return 0;
+}
+
+void sup_tls_watch(struct supervisor *s)
+{
+	const struct rs_tls_files files = { .cert = s->cfg.tls_cert, .key = s->cfg.tls_key, .ca = s->cfg.tls_ca };
+
+	if (s->tls && rs_tls_files_stamp(&files) != s->tls_stamp)
+		(void)sup_tls_load(s); /* logged; on failure the old files still serve */
 }
 
 struct bufferevent *sup_tls_bufferevent(struct supervisor *s, int fd, const char *name)
