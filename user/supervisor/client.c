@@ -151,6 +151,16 @@ static void retry_later(struct supervisor *s, bool stay)
  * may be gone, and the rule must place it). */
 static void back_to_service(struct supervisor *s, enum sup_via via)
 {
+	/* A redirect that failed again since the last attach: the Service
+	 * may well redirect us to an unreachable target again (two gateways
+	 * killed within one TTL, or a peer endpoint this supervisor cannot
+	 * reach, while the landing gateway is at its cap), and going back at
+	 * once would spin, a store transaction per turn.  The first failure
+	 * goes back at once; repeated ones back off (1 s doubling to 30 s). */
+	if (via == VIA_REDIRECT && ++s->redirects_failed >= 2) {
+		retry_later(s, true);
+		return;
+	}
 	sup_dial(s, VIA_SERVICE, s->cfg.service, s->service_name, via == VIA_REDIRECT);
 }
 
@@ -258,6 +268,7 @@ static void attached(struct sup_link *l, const struct rs_accept *acc)
 	s->active = l;
 	l->state = LINK_ATTACHED;
 	s->backoff_ms = 0;
+	s->redirects_failed = 0;
 	evtimer_del(s->retry_ev);
 	snprintf(s->last_gateway, sizeof(s->last_gateway), "%s", acc->gateway_id);
 	snprintf(s->last_peer, sizeof(s->last_peer), "%s", acc->peer);

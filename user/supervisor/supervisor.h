@@ -65,6 +65,8 @@ struct supervisor {
 	SSL_CTX *tls;               /* NULL: plaintext (--insecure) */
 	uint64_t tls_stamp;         /* the TLS files' identity when last (re)loaded */
 	char service_name[RS_ENDPOINT_MAX + 1]; /* the name the Service's certificates must carry */
+	uint32_t redirects_failed;  /* redirects in a row that could not be followed (since the last
+				     * attach): from the second on, the Service fallback waits the backoff */
 	uint64_t targets_refused;   /* redirect, redial or refresh targets refused: not allowed, or
 				     * their certificate did not name the gateway */
 	struct event *retry_ev, *refresh_ev, *heartbeat_ev, *sighup_ev, *sigterm_ev, *sigint_ev, *sigusr1_ev;

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Acceptance 23: two unreachable redirect targets do not make a supervisor
+# spin (found by the soak: two gateways SIGKILLed within one TTL).
+#
+# gw-2 and gw-3 are registered and heartbeating but advertise peer endpoints
+# where nothing listens (127.0.1.222:7001, 127.0.1.223:7001); the Service
+# delivers only to gw-1.  sup-A, owned by gw-1 on the ring, fills gw-1 to its
+# cap.  sup-X, owned by gw-2, is then redirected to gw-2, fails, falls back
+# to the Service with STAY; gw-1 is at its cap, so the store places it again
+# without gw-2 (store.h: a Service fallback), on gw-3, which fails too, and
+# so on.  Before the fix the supervisor went back at once every time: about
+# 1,200 failed redirects a second in the soak, a store transaction each.
+# Now the second failed redirect in a row, and every one after it until an
+# attach, waits the backoff (1 s doubling, +-20%).  Checked over 5 s: at
+# least 2 failed redirects (the loop is there), at most 6, a retry line with
+# stay=1, no attach; once gw-3 has left and gw-2 restarts with a reachable
+# peer endpoint, sup-X attaches at its next retry.
+. "$(dirname "$0")/../cluster/lib.sh"
+
+cluster_up
+gw_start 1
+gw_start 2 --advertise-peer 127.0.1.222:7001
+gw_start 3 --advertise-peer 127.0.1.223:7001
+svc_update 1
+
+owned_by() { # GW FROM: the first sup-M, M >= FROM, whose ring owner is GW
+	local i
+	for ((i = $2; i < $2 + 200; i++)); do
+		[ "$(ctl ring --gateways gw-1,gw-2,gw-3 owner "sup-$i")" = "$1" ] && { echo "$i"; return 0; }
+	done
+	return 1
+}
+a=$(owned_by gw-1 1) || fail "no member owned by gw-1"
+x=$(owned_by gw-2 1) || fail "no member owned by gw-2"
+sup_start "$a"
+await "sup-$a attached to gw-1" 10 is_on "$a" 1
+
+sup_start "$x"
+failed() { log_count "$(sup_log "$x")" 'event=dial_failed via=redirect'; }
+await "sup-$x fails a redirect twice" 5 bash -c "[ \$(grep -c 'event=dial_failed via=redirect' '$(sup_log "$x")') -ge 2 ]"
+t0=$(failed)
+no_spin() { [ "$(failed)" -le $((t0 + 6)) ]; }
+hold "sup-$x does not spin (at most 6 more failed redirects)" 5 no_spin
+n=$(failed)
+log_has "$(sup_log "$x")" 'event=retry in_ms=[0-9]+ stay=1' || fail "sup-$x did not back off"
+! log_has "$(sup_log "$x")" 'event=attached' || fail "sup-$x attached although every target is unreachable"
+
+# A reachable target: gw-3 leaves, gw-2 restarts with its real peer endpoint.
+gw_stop 3
+gw_stop 2
+RS_GW_XARGS[2]=""
+gw_start 2
+svc_update 1
+await "sup-$x attached once gw-2 is reachable" 40 log_has "$(sup_log "$x")" 'event=attached'
+echo "t_23: sup-$x failed $n redirects in the first 5 s; attached at $(where "$x")"
