@@ -5,7 +5,9 @@
  * asking to stay; a failed redirect falls back to the Service asking to
  * stay; a failed redial falls back to the Service without (its gateway may
  * be gone, and the rule must place it).  Service failures back off 1 s
- * doubling to 30 s with +-20% jitter; nothing after a redirect waits.
+ * doubling to 30 s with +-20% jitter; a redirect is dialed at once, and so
+ * is the Service after its first failure, but a redirect that fails again
+ * before an attach backs off too (back_to_service).
  * A REJECT's retry_after_ms is a floor on the next attempt, whatever the
  * link was (docs/PROTOCOL.md): a gateway at its session limit, or a
  * redirect target that is, is not dialed again sooner, nor is the Service
