@@ -261,11 +261,10 @@ static void schedule_refresh(struct supervisor *s)
 static void attached(struct sup_link *l, const struct rs_accept *acc)
 {
 	struct supervisor *s = l->s;
+	struct sup_link *old = s->active != l ? s->active : NULL;
 	struct timeval idle, beat;
 	char epoch[24];
 
-	if (s->active && s->active != l)
-		say_goodbye_and_free(s->active); /* make before break: the new one is in */
 	s->pending = NULL;
 	s->active = l;
 	l->state = LINK_ATTACHED;
@@ -278,6 +277,10 @@ static void attached(struct sup_link *l, const struct rs_accept *acc)
 	snprintf(epoch, sizeof(epoch), "%llu", (unsigned long long)l->epoch);
 	rs_log(stderr, "info", s->who, "event", "attached", "gateway", acc->gateway_id, "via", via_name(l->via), "stay",
 	       l->stay ? "1" : "0", "epoch", epoch, NULL);
+	/* Make before break: the new link is in (and logged so, before the old
+	 * gateway can log the GOODBYE below); now the old one goes. */
+	if (old)
+		say_goodbye_and_free(old);
 	idle = rs_ms_timeval(3ULL * s->heartbeat_ms);
 	bufferevent_set_timeouts(l->bev, &idle, NULL);
 	beat = rs_ms_timeval(s->heartbeat_ms);
