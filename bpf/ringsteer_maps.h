@@ -29,6 +29,16 @@
  *                                                         belongs to
  *   rs_config    ARRAY [1] of rs_config                  the agent's netns
  *
+ * Connect-time steering (connect.bpf.c: cgroup connect4/6, getpeername4/6),
+ * attached to the cgroup v2 root or --cgroup, for supervisors on this node:
+ *
+ *   rs_conn_svcs  HASH  rs_endpoint_key -> rs_service     Service addresses (as rs_services)
+ *   rs_clients    HASH  rs_client_key -> rs_client         a registered caller -> target slot
+ *   rs_targets    ARRAY slot -> rs_target                  a gateway's endpoint
+ *   rs_conn_stats PERCPU_ARRAY [RS_CSTAT_COUNT] of __u64   connect counters
+ *   rs_orig_dst   SK_STORAGE rs_orig_dst                   the Service a steered
+ *                                                         socket dialed (getpeername)
+ *
  * Writers (the agent) order their updates so the datapath never sees a
  * half-made state: a slot's rs_slots row and zeroed rs_conns before its
  * listener is tagged (rs_owner) and before the socket enters rs_sockets; a
@@ -65,6 +75,25 @@ enum rs_stat {
 	RS_STAT_NONE = 5,         /* no pin and an empty bucket (no local room): SK_PASS */
 	RS_STAT_COUNT = 6,
 };
+
+/* ---- connect-time counters (rs_conn_stats index) -----------------------
+ * Every connect() to a configured Service address counts once in LOOKUPS and
+ * once in exactly one of the next five:
+ * lookups = steered_netns + steered_cgroup + miss + expired + target_down.
+ * PEERNAME counts getpeername() calls answered with the Service address. */
+enum rs_conn_stat {
+	RS_CSTAT_LOOKUPS = 0,        /* connects to a configured Service address */
+	RS_CSTAT_STEERED_NETNS = 1,  /* rewritten: the caller's netns is registered */
+	RS_CSTAT_STEERED_CGROUP = 2, /* rewritten: the caller's cgroup is registered */
+	RS_CSTAT_MISS = 3,           /* no registration for the caller: untouched */
+	RS_CSTAT_EXPIRED = 4,        /* its entry was not refreshed in time: untouched */
+	RS_CSTAT_TARGET_DOWN = 5,    /* target slot not ready, reused or of another family */
+	RS_CSTAT_PEERNAME = 6,       /* getpeername answered with the Service address */
+	RS_CSTAT_COUNT = 7,
+};
+
+#define RS_CLIENTS_MAX 65536    /* registered callers (netns or cgroup) per node */
+#define RS_TARGETS_MAX 256      /* gateway endpoints a node's callers are sent to */
 
 /* ---- keys and values -------------------------------------------------- */
 
@@ -143,6 +172,51 @@ struct rs_sock_owner {
 	__u32 gen;
 	__u32 state;    /* enum rs_owner_state */
 	__u32 reserved;
+};
+
+/* rs_clients key: who is calling.  A pod's supervisor is told by its netns
+ * cookie (bpf_get_netns_cookie, SO_NETNS_COOKIE); a hostNetwork one, which
+ * shares the node's netns, by its cgroup v2 id (bpf_get_current_cgroup_id,
+ * the cgroup directory's inode).  The netns key is tried first. */
+enum rs_client_kind {
+	RS_CLIENT_NETNS = 1,
+	RS_CLIENT_CGROUP = 2,
+};
+
+struct rs_client_key {
+	__u32 kind;     /* enum rs_client_kind */
+	__u32 reserved; /* 0 */
+	__u64 id;       /* netns cookie or cgroup id */
+};
+
+/* rs_clients value: written by the agent when the caller registers and at
+ * every sync; past expires_ns (bpf_ktime_get_ns, CLOCK_MONOTONIC) it is
+ * ignored, so a dead agent degrades to kube-proxy, never to stale targets. */
+struct rs_client {
+	__u32 slot;       /* rs_targets index, < RS_TARGETS_MAX */
+	__u32 gen;        /* must equal the target's gen */
+	__u64 expires_ns;
+};
+
+/* rs_targets value: a gateway's advertised peer endpoint.  A gateway that
+ * dies, drains or leaves is one write (ready = 0); a slot given to another
+ * gateway gets a new gen, so entries naming the old one miss. */
+struct rs_target {
+	__u32 family;   /* AF_INET or AF_INET6 */
+	__u32 port;     /* host byte order */
+	__u32 addr[4];  /* network byte order; IPv4 in addr[0] */
+	__u32 gen;
+	__u32 ready;    /* 1: steer to it */
+	char gateway[RS_GATEWAY_ID_SIZE]; /* whose endpoint: for a restarted agent and operators */
+};
+
+/* rs_orig_dst value: the address a steered socket's connect() named, as the
+ * caller gave it (an AF_INET6 socket's v4-mapped address stays mapped), for
+ * getpeername. */
+struct rs_orig_dst {
+	__u32 family;   /* the socket's family */
+	__u32 port;     /* network byte order, as in bpf_sock_addr.user_port */
+	__u32 addr[4];  /* network byte order, as in user_ip4 / user_ip6 */
 };
 
 /* ---- the source hash (both sides) -------------------------------------
