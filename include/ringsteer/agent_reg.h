@@ -29,6 +29,26 @@
  *            u16 text_len 0..RS_AGENT_REG_TEXT_MAX
  *            text_len bytes printable ASCII, for humans and logs
  *
+ * Supervisor (member) registration, on the agent's member socket
+ * (default RS_AGENT_MEMBER_SOCKET_DEFAULT), version 1:
+ *
+ *   request  u32 length   bytes after this field (6 + id length)
+ *            u8  version  RS_AGENT_REG_VERSION
+ *            u8  type     3 (MEMBER)
+ *            u8  flags    0 (reserved)
+ *            u8  reserved 0
+ *            u16 id_len   1..RS_ID_MAX
+ *            id_len bytes member id, [a-z0-9.-], no NUL; no fd
+ *   reply    the reply above (slot 0); on OK the connection stays open:
+ *            it is the registration.  The agent steers the caller's
+ *            connects while it is open and forgets the caller when it
+ *            closes; the supervisor sees the agent go as EOF.
+ *
+ * Who is registering is never taken from the message: the agent derives
+ * the caller's key from SO_PEERCRED (its netns cookie, or its cgroup id
+ * when it shares the agent's netns), so a registration can only steer its
+ * caller's own connects.
+ *
  * Every later version keeps the first six bytes (length, version, type) of
  * both records; an agent that does not speak a request's version answers
  * with a version-1 reply, reason RS_AGENT_REG_BAD_VERSION.  Neither record may
@@ -47,6 +67,8 @@
 struct event_base;
 
 #define RS_AGENT_SOCKET_DEFAULT "/run/ringsteer/agent.sock"
+#define RS_AGENT_MEMBER_SOCKET_DEFAULT "/run/ringsteer/member.sock"
+#define RS_AGENT_MEMBER_TIMEOUT_MS 250    /* a supervisor waits at most this for the agent's reply */
 #define RS_AGENT_REG_VERSION 1
 #define RS_AGENT_REG_MSG_MAX 512          /* bytes of either record, length field included */
 #define RS_AGENT_REG_HEADER 6             /* u32 length, u8 version, u8 type */
@@ -86,6 +108,12 @@ enum rs_agent_reg_reason {
 	RS_AGENT_REG_BUSY = 14,          /* too many registrations in progress */
 	RS_AGENT_REG_STORE = 15,         /* the agent core could not store the socket */
 	RS_AGENT_REG_INTERNAL = 16,      /* the agent could not run a check (errno in the text) */
+	/* member registrations */
+	RS_AGENT_REG_NO_KEY = 17,        /* the caller shares the agent's netns and cgroup: no key of its own */
+	RS_AGENT_REG_OUTSIDE = 18,       /* the caller's cgroup is outside the steered cgroup */
+	RS_AGENT_REG_CALLER_GONE = 19,   /* the caller exited (or its pid was reused) before it was keyed */
+	RS_AGENT_REG_KEY_IN_USE = 20,    /* another member is registered for the caller's netns or cgroup */
+	RS_AGENT_REG_FULL = 21,          /* the agent holds its maximum of members */
 	RS_AGENT_REG_REASON_COUNT
 };
 
@@ -93,6 +121,11 @@ struct rs_agent_reg_request {
 	uint8_t version;
 	uint8_t role; /* enum rs_agent_role */
 	char gateway_id[RS_ID_MAX + 1];
+};
+
+struct rs_agent_member_request {
+	uint8_t version;
+	char member_id[RS_ID_MAX + 1];
 };
 
 struct rs_agent_reg_reply {
@@ -118,6 +151,16 @@ int rs_agent_reg_encode_request(const struct rs_agent_reg_request *req, uint8_t 
  * (bad gateway id), -ERANGE (unknown role).  Checks run in that order. */
 int rs_agent_reg_decode_request(const uint8_t *buf, size_t len, struct rs_agent_reg_request *out,
 				size_t *size);
+
+/* Encodes a member request.  Returns 0 and *len, -EINVAL (bad id or
+ * version), -ENOSPC. */
+int rs_agent_member_encode_request(const struct rs_agent_member_request *req, uint8_t *buf, size_t cap,
+				   size_t *len);
+
+/* Decodes a member request; *size and the returns as for
+ * rs_agent_reg_decode_request (-EINVAL: bad member id; no -ERANGE). */
+int rs_agent_member_decode_request(const uint8_t *buf, size_t len, struct rs_agent_member_request *out,
+				   size_t *size);
 
 /* Encodes a version-1 reply.  Returns 0 and *len, -EINVAL (status, reason
  * or text out of range; text must be printable ASCII), -ENOSPC. */
@@ -229,5 +272,18 @@ int rs_agent_register_timeout(const char *socket_path, const char *gateway_id, e
  * short description; always NUL-terminated when reason_cap > 0. */
 int rs_agent_register(const char *socket_path, const char *gateway_id, enum rs_agent_role role,
 		      int listen_fd, uint32_t *slot, char *reason, size_t reason_cap);
+
+/* --- member client (the supervisor) -------------------------------------- */
+
+/* Registers member_id with the agent's member socket at socket_path,
+ * blocking at most timeout_ms (> 0) from connect to reply.  On 0 *link is
+ * the open registration: keep it open while the process runs (closing it
+ * withdraws the registration; it turning readable means the agent went
+ * away).  Returns 0, -EACCES (refused: reply says why), -ENOENT or
+ * -ECONNREFUSED (no agent: dial the Service as usual), -EPERM (the socket
+ * file may not be opened), -ETIMEDOUT, -EPROTO, -EINVAL, -ENAMETOOLONG,
+ * -errno.  reply may be NULL. */
+int rs_agent_member_register(const char *socket_path, const char *member_id, int timeout_ms, int *link,
+			     struct rs_agent_reg_reply *reply);
 
 #endif

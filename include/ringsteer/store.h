@@ -187,6 +187,27 @@ int rs_store_admit(struct rs_store *st, struct rs_admit *a);
 int rs_store_whatif(struct rs_store *st, const char *member_id, int64_t now_ms, struct rs_decision *d,
 		    char *target_id);
 
+/* Where a node agent sends a registered member's connects to the Service. */
+struct rs_store_steer {
+	char gateway_id[RS_ID_MAX + 1];
+	char peer[RS_ENDPOINT_MAX + 1]; /* the target's advertised peer endpoint */
+	bool home;     /* the member is attached there (its live session) */
+	bool reserved; /* placed now: a pending reservation was written there */
+};
+
+/* Chooses the gateway member_id's next connect to the Service goes to, in
+ * one write transaction: where its row counts at a live serving gateway
+ * (attached, or already reserved) nothing is written and that gateway is
+ * the answer; otherwise the member is placed exactly as rs_store_admit()
+ * would place it arriving through the Service (no stay), and its row
+ * becomes a pending reservation at the target until now +
+ * reservation_ms (epoch and facts of an existing row kept), so that
+ * concurrent arrivals count it and the target's own decision agrees.  A
+ * member attached to a draining gateway gets the rule's answer and nothing
+ * is written (its drain hands it off).
+ * Returns 0, -EINVAL, -ENOENT (no live gateway), -EIO, -EBUSY. */
+int rs_store_steer(struct rs_store *st, const char *member_id, int64_t now_ms, struct rs_store_steer *out);
+
 /* A session a gateway holds, for rs_store_heartbeat(). */
 struct rs_session_ref {
 	const char *member_id;

@@ -21,7 +21,11 @@
 struct agent_maps {
 	int services, sockets, pins, table, stats;  /* steer.bpf.c */
 	int slots, conns, endpoints, owner, config; /* sockops.bpf.c */
+	int conn_svcs, clients, targets, conn_stats; /* connect.bpf.c */
 };
+
+#define AGENT_MAPS_NONE \
+	{ -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 }
 
 /* ---- keys.c ------------------------------------------------------------ */
 

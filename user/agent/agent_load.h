@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "agent.h"
@@ -21,9 +22,16 @@
 #define AGENT_CGROUP2_PRIVATE "/run/ringsteer/cgroup2"
 #define AGENT_LINK_STEER "link_steer"
 #define AGENT_LINK_SOCKOPS "link_sockops"
+/* connect-time steering: one link per program, on the cgroup it steers */
+#define AGENT_LINK_CONNECT4 "link_connect4"
+#define AGENT_LINK_CONNECT6 "link_connect6"
+#define AGENT_LINK_GETPEER4 "link_getpeer4"
+#define AGENT_LINK_GETPEER6 "link_getpeer6"
+#define AGENT_CONNECT_LINKS 4
 
 struct rs_steer;
 struct rs_sockops;
+struct rs_connect;
 struct bpf_link;
 
 struct agent_load_options {
@@ -31,6 +39,8 @@ struct agent_load_options {
 	bool replace;          /* a pinned program whose tag differs may be replaced */
 	bool no_pin;           /* tests: nothing pinned, links live with the process */
 	bool no_sockops;       /* leave sockops out (no cgroup2 available) */
+	bool no_connect;       /* leave connect-time steering out */
+	const char *cgroup;    /* where connect-time steering attaches; NULL: the cgroup2 root */
 	const char *probe_missing; /* tests: act as if the kernel lacked this
 				    * feature ("sk_lookup"), to prove the fallback */
 };
@@ -46,7 +56,10 @@ enum agent_load_mode {
 struct agent_kernel {
 	struct rs_steer *steer;
 	struct rs_sockops *sockops;
+	struct rs_connect *connect;
 	struct bpf_link *steer_link, *sockops_link;
+	struct bpf_link *connect_links[AGENT_CONNECT_LINKS]; /* connect4, connect6, getpeername4, getpeername6 */
+	char cgroup[512];      /* the cgroup connect-time steering is attached to */
 	struct agent_maps maps;
 	unsigned long netns_ino;
 	char pin_dir[512];
@@ -60,6 +73,8 @@ struct agent_kernel {
  * log.  Returns 0 or:
  *   -EOPNOTSUPP  the kernel has no sk_lookup (or no BPF at all)
  *   -EPERM       not privileged enough to load BPF
+ *   -ENOEXEC     the kernel's verifier rejected a program (its log went
+ *                to libbpf's print callback)
  *   -ESTALE      the pinned program's tag differs and replace is off
  *   -EBUSY       another agent holds this netns's pin directory
  *   -EPROTO      the pinned maps do not match this binary's (schema change)
@@ -91,5 +106,9 @@ int agent_pin_dir_remove(const char *dir);
  * mounted and private_path is not NULL, mounts one there.  Returns 0,
  * -ENOENT, -errno. */
 int agent_cgroup2_root(char *out, size_t cap, const char *private_path);
+
+/* The cgroup v2 id of the directory path (its inode: what
+ * bpf_get_current_cgroup_id returns).  Returns 0 or -errno. */
+int agent_cgroup_id(const char *path, uint64_t *id);
 
 #endif

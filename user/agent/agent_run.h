@@ -11,6 +11,7 @@
 
 #include "agent.h"
 #include "agent_load.h"
+#include "agent_member.h"
 #include "ringsteer/agent_reg.h"
 #include "ringsteer/store.h"
 
@@ -22,6 +23,9 @@ struct agent_config {
 	const char *store_url;     /* NULL: no store (every local gateway weighs the same, pins untouched) */
 	const char *metrics;       /* ADDR:PORT or NULL */
 	const char *socket_path;   /* registration socket */
+	const char *member_socket; /* supervisors' registration socket; NULL: none */
+	const char *cgroup;        /* where connect-time steering attaches; NULL: the cgroup2 root */
+	bool no_connect;           /* no connect-time steering */
 	uid_t allow_uids[RS_AGENT_REG_UIDS_MAX];
 	size_t n_allow_uids;
 	const char *pin_root;      /* NULL: AGENT_PIN_ROOT */
@@ -39,6 +43,9 @@ struct agent_counters {
 	uint64_t register_failures;       /* checked sockets the maps refused */
 	uint64_t notifications;           /* store change notifications received */
 	uint64_t watch_arms;              /* times the store watch was (re)armed */
+	uint64_t members_gone;            /* registrations ended (the supervisor closed its link) */
+	uint64_t client_writes, target_writes; /* rs_clients / rs_targets updates */
+	uint64_t steer_failures;          /* rs_store_steer calls that failed */
 };
 
 /* What the last sync saw, for the table rebuilt at a registration. */
@@ -79,7 +86,23 @@ struct agent {
 	uint32_t pins_live, pins_precomputed;  /* last sync's pins by origin */
 	struct agent_known *known;             /* sorted by member id */
 	size_t n_known, known_cap;
+	/* connect-time steering (agent_member.h) */
+	struct agent_member_scope scope;
+	int member_lfd;                        /* -1: no member socket */
+	struct event *member_accept_ev;
+	struct agent_member *members;          /* connections, registered or not */
+	size_t n_members;                      /* registered */
+	unsigned n_pending;                    /* connected, not registered yet */
+	struct agent_target targets[RS_TARGETS_MAX];
+	uint32_t n_targets_used;
+	uint64_t member_results[RS_AGENT_REG_REASON_COUNT];
 };
+
+/* Wall-clock milliseconds (the store's clock). */
+int64_t agent_wall_ms(void);
+
+/* The live gateway id's row in the snapshot, or NULL. */
+const struct rs_gateway_row *agent_snapshot_gateway(const struct agent_snapshot *s, const char *id);
 
 /* ---- sync.c --------------------------------------------------------------- */
 

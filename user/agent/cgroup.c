@@ -45,3 +45,15 @@ int agent_cgroup2_root(char *out, size_t cap, const char *private_path)
 		return -errno;
 	return snprintf(out, cap, "%s", private_path) < (int)cap ? 0 : -ENAMETOOLONG;
 }
+
+int agent_cgroup_id(const char *path, uint64_t *id)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	*id = (uint64_t)st.st_ino; /* kernfs node id == inode on 64-bit hosts */
+	return 0;
+}

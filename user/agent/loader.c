@@ -1,9 +1,11 @@
 /* loader.c - brings the kernel side up, or adopts what a previous agent left
  * pinned, so that steering never stops across an agent restart.
  *
- * Fresh start: load both programs, attach sk_lookup to this netns and sockops
- * to the cgroup2 root with bpf_links, pin maps and links in a temp directory
- * and rename it into place (readers see all or nothing).
+ * Fresh start: load the programs, attach sk_lookup to this netns, sockops to
+ * the cgroup2 root and the connect-time programs (connect4/6,
+ * getpeername4/6) to the cgroup they steer (--cgroup, else the root) with
+ * bpf_links, pin maps and links in a temp directory and rename it into place
+ * (readers see all or nothing).
  *
  * Restart: every map is reused from its pin (checked against this binary's
  * definition first: a schema change is refused rather than silently mixing
@@ -12,8 +14,14 @@
  * updated in place (BPF_LINK_UPDATE, no gap) only when replace is set, else
  * the agent refuses to run: an old binary must not quietly downgrade a newer
  * datapath.  A pin directory whose link points at another netns (the inode
- * was reused after the old netns died) is stale and replaced.
+ * was reused after the old netns died) is stale and replaced.  A pin
+ * directory from an agent without connect-time steering gets its maps and
+ * links added; pinned connect links on another cgroup than the one asked
+ * for are replaced (the operator moved --cgroup).
  *
+ * A program the kernel refuses after the privilege probe passed is a
+ * verifier rejection (-ENOEXEC), never "no privileges": the verifier's log
+ * goes to libbpf's print callback, which the agent logs. *
  * Guarantees: on failure nothing new is left pinned (a fresh start leaves at
  * most a temp directory, removed here), and what was pinned before is left
  * as it was. */
@@ -28,9 +36,11 @@
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <stdint.h>
 #include <unistd.h>
 
 #include "agent_load.h"
+#include "connect.skel.h"
 #include "sockops.skel.h"
 #include "steer.skel.h"
 
@@ -134,8 +144,9 @@ static int prog_tag(int prog_fd, unsigned char tag[8])
 	return 0;
 }
 
-/* The tag of the program a link runs, and (netns links) its netns inode. */
-static int link_facts(int link_fd, unsigned char tag[8], unsigned long *netns_ino)
+/* The tag of the program a link runs, and (netns links) its netns inode
+ * or (cgroup links) its cgroup id. */
+static int link_facts(int link_fd, unsigned char tag[8], unsigned long *netns_ino, uint64_t *cgroup_id)
 {
 	struct bpf_link_info info = { 0 };
 	__u32 len = sizeof(info);
@@ -145,6 +156,8 @@ static int link_facts(int link_fd, unsigned char tag[8], unsigned long *netns_in
 		return -errno;
 	if (netns_ino)
 		*netns_ino = info.type == BPF_LINK_TYPE_NETNS ? info.netns.netns_ino : 0;
+	if (cgroup_id)
+		*cgroup_id = info.type == BPF_LINK_TYPE_CGROUP ? info.cgroup.cgroup_id : 0;
 	prog_fd = bpf_prog_get_fd_by_id(info.prog_id);
 	if (prog_fd < 0)
 		return -errno;
@@ -166,7 +179,7 @@ static bool pin_dir_stale(const char *dir, unsigned long ino)
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return false; /* no link: adopt the maps and attach a new one */
-	err = link_facts(fd, tag, &link_ino);
+	err = link_facts(fd, tag, &link_ino, NULL);
 	close(fd);
 	return err == 0 && link_ino != ino;
 }
@@ -291,6 +304,51 @@ static int attach_sockops(struct agent_kernel *k, char *why, size_t why_len)
 	return err;
 }
 
+static const char *const connect_link_names[AGENT_CONNECT_LINKS] = {
+	AGENT_LINK_CONNECT4, AGENT_LINK_CONNECT6, AGENT_LINK_GETPEER4, AGENT_LINK_GETPEER6,
+};
+
+static struct bpf_program *connect_prog(const struct agent_kernel *k, int i)
+{
+	struct bpf_program *progs[AGENT_CONNECT_LINKS] = {
+		k->connect->progs.rs_connect4, k->connect->progs.rs_connect6,
+		k->connect->progs.rs_getpeername4, k->connect->progs.rs_getpeername6,
+	};
+
+	return progs[i];
+}
+
+/* Attaches connect-time program i to k->cgroup. */
+static int attach_connect_one(struct agent_kernel *k, int i, char *why, size_t why_len)
+{
+	int cg = open(k->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
+
+	if (cg < 0) {
+		err = -errno;
+		say(why, why_len, "cannot open cgroup %s: %s", k->cgroup, strerror(-err));
+		return err;
+	}
+	k->connect_links[i] = bpf_program__attach_cgroup(connect_prog(k, i), cg);
+	if (!k->connect_links[i]) {
+		err = -errno;
+		say(why, why_len, "cannot attach %s to cgroup %s: %s", connect_link_names[i], k->cgroup,
+		    strerror(-err));
+	}
+	close(cg);
+	return err;
+}
+
+static int attach_connect(struct agent_kernel *k, char *why, size_t why_len)
+{
+	for (int i = 0; i < AGENT_CONNECT_LINKS; i++) {
+		int err = attach_connect_one(k, i, why, why_len);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /* Reopens the pinned link at dir/name for prog, upgrading it if its
  * program's tag differs and replace allows.  -ENOENT: no such pin. */
 static int adopt_link(const char *dir, const char *name, struct bpf_program *prog, bool replace,
@@ -307,7 +365,7 @@ static int adopt_link(const char *dir, const char *name, struct bpf_program *pro
 	link = bpf_link__open(path);
 	if (!link)
 		return -errno;
-	err = link_facts(bpf_link__fd(link), old_tag, NULL);
+	err = link_facts(bpf_link__fd(link), old_tag, NULL, NULL);
 	if (!err)
 		err = prog_tag(bpf_program__fd(prog), new_tag);
 	if (err) {
@@ -354,6 +412,12 @@ static void fill_maps(struct agent_kernel *k)
 		m->owner = bpf_map__fd(k->sockops->maps.rs_owner);
 		m->config = bpf_map__fd(k->sockops->maps.rs_config);
 	}
+	if (k->connect) {
+		m->conn_svcs = bpf_map__fd(k->connect->maps.rs_conn_svcs);
+		m->clients = bpf_map__fd(k->connect->maps.rs_clients);
+		m->targets = bpf_map__fd(k->connect->maps.rs_targets);
+		m->conn_stats = bpf_map__fd(k->connect->maps.rs_conn_stats);
+	}
 }
 
 #ifndef SO_NETNS_COOKIE
@@ -382,17 +446,31 @@ static int write_config(struct agent_kernel *k, char *why, size_t why_len)
 	return err;
 }
 
+/* The probe already loaded a program, so privileges are there: a refusal
+ * now is the verifier's (EACCES, EINVAL, E2BIG...), except a plain EPERM
+ * (a capability this program type needs beyond the probe's). */
+static int load_one(const char *what, int err, char *why, size_t why_len)
+{
+	if (!err)
+		return 0;
+	if (err == -EPERM) {
+		say(why, why_len, "not privileged to load the %s program: %s", what, strerror(-err));
+		return -EPERM;
+	}
+	say(why, why_len, "the kernel's verifier rejected the %s program (%s); its log is above", what,
+	    strerror(-err));
+	return -ENOEXEC;
+}
+
 static int load(struct agent_kernel *k, char *why, size_t why_len)
 {
-	int err = rs_steer__load(k->steer);
+	int err = load_one("sk_lookup", rs_steer__load(k->steer), why, why_len);
 
 	if (!err && k->sockops)
-		err = rs_sockops__load(k->sockops);
-	if (err) {
-		say(why, why_len, "the kernel rejected the BPF programs: %s", strerror(-err));
-		return err == -EPERM || err == -EACCES ? -EPERM : err;
-	}
-	return 0;
+		err = load_one("sockops", rs_sockops__load(k->sockops), why, why_len);
+	if (!err && k->connect)
+		err = load_one("connect-time", rs_connect__load(k->connect), why, why_len);
+	return err;
 }
 
 /* Fresh state: load, attach, pin into a temp dir, rename into place. */
@@ -406,6 +484,8 @@ static int create(struct agent_kernel *k, const char *root, char *why, size_t wh
 		err = attach_steer(k, why, why_len);
 	if (!err && k->sockops)
 		err = attach_sockops(k, why, why_len);
+	if (!err && k->connect)
+		err = attach_connect(k, why, why_len);
 	if (err)
 		return err;
 	/* bpffs reserves names with dots: "tmp-<ino>-<pid>" (no netns inode
@@ -423,6 +503,10 @@ static int create(struct agent_kernel *k, const char *root, char *why, size_t wh
 		err = pin_one(tmp, AGENT_LINK_STEER, pin_link_cb, k->steer_link);
 	if (!err && k->sockops)
 		err = pin_one(tmp, AGENT_LINK_SOCKOPS, pin_link_cb, k->sockops_link);
+	if (!err && k->connect)
+		err = pin_maps(k->connect->obj, tmp);
+	for (int i = 0; !err && k->connect && i < AGENT_CONNECT_LINKS; i++)
+		err = pin_one(tmp, connect_link_names[i], pin_link_cb, k->connect_links[i]);
 	if (!err && rename(tmp, k->pin_dir) < 0)
 		err = -errno;
 	if (err) {
@@ -434,17 +518,71 @@ static int create(struct agent_kernel *k, const char *root, char *why, size_t wh
 	return 0;
 }
 
+/* True when dir holds none of obj's maps: pinned by an agent that did not
+ * have this object. */
+static bool maps_absent(struct bpf_object *obj, const char *dir)
+{
+	struct bpf_map *map;
+
+	bpf_object__for_each_map(map, obj) {
+		char path[PATH_MAX];
+
+		if (join(path, dir, bpf_map__name(map)) == 0 && access(path, F_OK) == 0)
+			return false;
+	}
+	return true;
+}
+
+/* The pinned connect-time link i, kept if it is on k->cgroup (upgraded as
+ * adopt_link does), else unpinned (which detaches it) and attached anew. */
+static int adopt_connect_link(struct agent_kernel *k, int i, bool replace, bool *upgraded, char *why,
+			      size_t why_len)
+{
+	char path[PATH_MAX];
+	unsigned char tag[8];
+	uint64_t want = 0, have = 0;
+	int fd, err;
+
+	err = join(path, k->pin_dir, connect_link_names[i]);
+	if (!err)
+		err = agent_cgroup_id(k->cgroup, &want);
+	if (err)
+		return err;
+	fd = bpf_obj_get(path);
+	if (fd >= 0) {
+		err = link_facts(fd, tag, NULL, &have);
+		close(fd);
+		if (err == 0 && have != want && unlink(path) < 0)
+			return -errno;
+	}
+	err = adopt_link(k->pin_dir, connect_link_names[i], connect_prog(k, i), replace, &k->connect_links[i],
+			 upgraded, why, why_len);
+	if (err == -ENOENT) {
+		err = attach_connect_one(k, i, why, why_len);
+		if (!err)
+			err = pin_one(k->pin_dir, connect_link_names[i], pin_link_cb, k->connect_links[i]);
+	}
+	return err;
+}
+
 /* Pinned state: reuse maps, load against them, keep (or upgrade) links. */
 static int adopt(struct agent_kernel *k, bool replace, char *why, size_t why_len)
 {
-	bool upgraded = false;
+	bool upgraded = false, connect_fresh = false;
 	int err;
 
 	err = reuse_maps(k->steer->obj, k->pin_dir, why, why_len);
 	if (!err && k->sockops)
 		err = reuse_maps(k->sockops->obj, k->pin_dir, why, why_len);
+	if (!err && k->connect) {
+		connect_fresh = maps_absent(k->connect->obj, k->pin_dir);
+		if (!connect_fresh)
+			err = reuse_maps(k->connect->obj, k->pin_dir, why, why_len);
+	}
 	if (!err)
 		err = load(k, why, why_len);
+	if (!err && connect_fresh)
+		err = pin_maps(k->connect->obj, k->pin_dir);
 	if (err)
 		return err;
 	err = adopt_link(k->pin_dir, AGENT_LINK_STEER, k->steer->progs.rs_steer, replace, &k->steer_link, &upgraded,
@@ -464,6 +602,11 @@ static int adopt(struct agent_kernel *k, bool replace, char *why, size_t why_len
 			if (!err)
 				err = pin_one(k->pin_dir, AGENT_LINK_SOCKOPS, pin_link_cb, k->sockops_link);
 		}
+		if (err)
+			return err;
+	}
+	for (int i = 0; k->connect && i < AGENT_CONNECT_LINKS; i++) {
+		err = adopt_connect_link(k, i, replace, &upgraded, why, why_len);
 		if (err)
 			return err;
 	}
@@ -491,15 +634,25 @@ int agent_kernel_open(const struct agent_load_options *opt, struct agent_kernel 
 	unsigned char tag[8];
 	int err, root_fd = -1;
 
-	*k = (struct agent_kernel){ .lock_fd = -1,
-				    .maps = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 } };
+	*k = (struct agent_kernel){ .lock_fd = -1, .maps = AGENT_MAPS_NONE };
 	err = probe(opt->probe_missing, why, why_len);
 	if (!err)
 		err = netns_inode(&k->netns_ino);
 	if (err)
 		return err;
+	if (!opt->no_connect) {
+		err = opt->cgroup ? (snprintf(k->cgroup, sizeof(k->cgroup), "%s", opt->cgroup) < (int)sizeof(k->cgroup)
+					     ? 0
+					     : -ENAMETOOLONG)
+				  : agent_cgroup2_root(k->cgroup, sizeof(k->cgroup), AGENT_CGROUP2_PRIVATE);
+		if (err) {
+			say(why, why_len, "no cgroup for connect-time steering: %s", strerror(-err));
+			return err;
+		}
+	}
 	k->steer = rs_steer__open();
-	if (!k->steer || (!opt->no_sockops && !(k->sockops = rs_sockops__open()))) {
+	if (!k->steer || (!opt->no_sockops && !(k->sockops = rs_sockops__open())) ||
+	    (!opt->no_connect && !(k->connect = rs_connect__open()))) {
 		err = -errno;
 		say(why, why_len, "cannot open the embedded BPF objects: %s", strerror(-err));
 		goto fail;
@@ -510,6 +663,8 @@ int agent_kernel_open(const struct agent_load_options *opt, struct agent_kernel 
 			err = attach_steer(k, why, why_len);
 		if (!err && k->sockops)
 			err = attach_sockops(k, why, why_len);
+		if (!err && k->connect)
+			err = attach_connect(k, why, why_len);
 		if (err)
 			goto fail;
 		k->mode = AGENT_LOAD_UNPINNED;
@@ -557,7 +712,7 @@ done:
 	err = write_config(k, why, why_len);
 	if (err)
 		goto fail;
-	if (k->steer_link && link_facts(bpf_link__fd(k->steer_link), tag, NULL) == 0)
+	if (k->steer_link && link_facts(bpf_link__fd(k->steer_link), tag, NULL, NULL) == 0)
 		hex_tag(tag, k->tag);
 	return 0;
 fail:
@@ -574,10 +729,13 @@ void agent_kernel_close(struct agent_kernel *k)
 		bpf_link__destroy(k->steer_link);
 	if (k->sockops_link)
 		bpf_link__destroy(k->sockops_link);
+	for (int i = 0; i < AGENT_CONNECT_LINKS; i++)
+		if (k->connect_links[i])
+			bpf_link__destroy(k->connect_links[i]);
 	rs_steer__destroy(k->steer);
 	rs_sockops__destroy(k->sockops);
+	rs_connect__destroy(k->connect);
 	if (k->lock_fd >= 0)
 		close(k->lock_fd);
-	*k = (struct agent_kernel){ .lock_fd = -1,
-				    .maps = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 } };
+	*k = (struct agent_kernel){ .lock_fd = -1, .maps = AGENT_MAPS_NONE };
 }

@@ -30,6 +30,7 @@ enum {
 	EXIT_FLAGS = 2,
 	EXIT_NO_STEERING = 3,
 	EXIT_TAG_DIFFERS = 4,
+	EXIT_VERIFIER = 5,
 };
 
 static const char usage[] =
@@ -43,7 +44,12 @@ static const char usage[] =
 	"                        (PostgreSQL LISTEN/NOTIFY) changes trigger a sync and\n"
 	"                        the poll slows to max(MS, TTL/4), for expiries\n"
 	"  --metrics ADDR:PORT   GET /metrics, /healthz\n"
-	"  --socket PATH         registration socket (default " RS_AGENT_SOCKET_DEFAULT ")\n"
+	"  --socket PATH         gateways' registration socket (default " RS_AGENT_SOCKET_DEFAULT ")\n"
+	"  --member-socket PATH  supervisors' registration socket, any local process may\n"
+	"                        register itself (default: member.sock beside --socket)\n"
+	"  --cgroup DIR          attach connect-time steering to this cgroup v2 directory\n"
+	"                        (default: the cgroup2 root: every process of the node)\n"
+	"  --no-connect          no connect-time steering (sk_lookup only)\n"
 	"  --allow-uid UID       uid allowed to register (repeatable; default: the agent's own)\n"
 	"  --replace             upgrade a pinned program whose tag differs (BPF_LINK_UPDATE)\n"
 	"  --pin-root DIR        bpffs directory (default " AGENT_PIN_ROOT ")\n"
@@ -51,12 +57,12 @@ static const char usage[] =
 	"\n"
 	"Exit status: 0 stopped (steering goes on from the pins), 1 failure, 2 bad flags,\n"
 	"3 no sk_lookup or no privileges (gateways run redirect-only), 4 pinned program\n"
-	"differs (use --replace).\n";
+	"differs (use --replace), 5 the kernel's verifier rejected a program (log above).\n";
 
 static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 {
 	enum { O_SERVICE = 256, O_STORE, O_TTL, O_SYNC, O_METRICS, O_SOCKET, O_ALLOW_UID, O_REPLACE, O_PIN_ROOT,
-	       O_PROBE_MISSING };
+	       O_PROBE_MISSING, O_MEMBER_SOCKET, O_CGROUP, O_NO_CONNECT };
 	static const struct option opts[] = {
 		{ "service", required_argument, NULL, O_SERVICE },
 		{ "store", required_argument, NULL, O_STORE },
@@ -68,6 +74,9 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 		{ "replace", no_argument, NULL, O_REPLACE },
 		{ "pin-root", required_argument, NULL, O_PIN_ROOT },
 		{ "probe-missing", required_argument, NULL, O_PROBE_MISSING },
+		{ "member-socket", required_argument, NULL, O_MEMBER_SOCKET },
+		{ "cgroup", required_argument, NULL, O_CGROUP },
+		{ "no-connect", no_argument, NULL, O_NO_CONNECT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -104,6 +113,9 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 			cfg->metrics = optarg;
 			break;
 		case O_SOCKET: cfg->socket_path = optarg; break;
+		case O_MEMBER_SOCKET: cfg->member_socket = optarg; break;
+		case O_CGROUP: cfg->cgroup = optarg; break;
+		case O_NO_CONNECT: cfg->no_connect = true; break;
 		case O_ALLOW_UID:
 			if (cfg->n_allow_uids == RS_AGENT_REG_UIDS_MAX) {
 				fprintf(stderr, "ringsteer-agent: at most %d --allow-uid flags\n", RS_AGENT_REG_UIDS_MAX);
@@ -133,6 +145,18 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 		if (err)
 			return err;
 	}
+	if (!cfg->member_socket && !cfg->no_connect) {
+		static char beside[108];
+		const char *slash = strrchr(cfg->socket_path, '/');
+		int dir = slash ? (int)(slash - cfg->socket_path) : 0;
+
+		if (snprintf(beside, sizeof(beside), "%.*s%smember.sock", dir, cfg->socket_path, slash ? "/" : "") >=
+		    (int)sizeof(beside)) {
+			fprintf(stderr, "ringsteer-agent: --socket path too long to put member.sock beside it\n");
+			return -EINVAL;
+		}
+		cfg->member_socket = beside;
+	}
 	if (optind != argc || cfg->n_services == 0) {
 		fprintf(stderr, "ringsteer-agent: at least one --service is required (try --help)\n");
 		return -EINVAL;
@@ -140,7 +164,7 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 	return 0;
 }
 
-static int64_t wall_ms(void)
+int64_t agent_wall_ms(void)
 {
 	struct timespec ts;
 
@@ -148,20 +172,25 @@ static int64_t wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* libbpf's warnings as log lines (its debug chatter dropped). */
+/* libbpf's warnings as log lines (its debug chatter dropped), one per line
+ * of what it printed: a verifier rejection arrives as one message holding
+ * the whole verifier log, whose last lines say why. */
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char line[512];
-	size_t n;
+	char *text = NULL, *line, *save = NULL;
 
-	if (level == LIBBPF_DEBUG)
+	if (level == LIBBPF_DEBUG || vasprintf(&text, fmt, ap) < 0)
 		return 0;
-	vsnprintf(line, sizeof(line), fmt, ap);
-	n = strlen(line);
-	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == ' '))
-		line[--n] = '\0';
-	if (n)
-		rs_log(stderr, level == LIBBPF_WARN ? "warn" : "info", "agent", "event", "libbpf", "msg", line, NULL);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		size_t n = strlen(line);
+
+		while (n > 0 && line[n - 1] == ' ')
+			line[--n] = '\0';
+		if (n)
+			rs_log(stderr, level == LIBBPF_WARN ? "warn" : "info", "agent", "event", "libbpf", "msg", line,
+			       NULL);
+	}
+	free(text);
 	return 0;
 }
 
@@ -174,7 +203,7 @@ static void on_sync(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (what & EV_TIMEOUT && a->store && !a->watch_ev)
 		agent_watch_arm(a); /* re-arm after a lost watch; failures fall back to this poll */
-	err = agent_sync(a, wall_ms());
+	err = agent_sync(a, agent_wall_ms());
 	if (err) {
 		/* One line per failure streak would be kinder; a failure every
 		 * second is still bounded and tells the operator it persists. */
@@ -221,6 +250,14 @@ static int start_loop(struct agent *a)
 		       strerror(-err), NULL);
 		return err;
 	}
+	if (a->cfg.member_socket && a->k.connect) {
+		err = agent_member_server_start(a, a->cfg.member_socket);
+		if (err) {
+			rs_log(stderr, "error", "agent", "event", "member_socket_failed", "path", a->cfg.member_socket,
+			       "error", strerror(-err), NULL);
+			return err;
+		}
+	}
 	err = agent_metrics_start(a);
 	if (err) {
 		rs_log(stderr, "error", "agent", "event", "metrics_failed", "endpoint", a->cfg.metrics, "error",
@@ -241,6 +278,7 @@ static int start_loop(struct agent *a)
 static void stop_loop(struct agent *a)
 {
 	agent_watch_close(a);
+	agent_member_server_stop(a);
 	if (a->debounce_ev)
 		event_free(a->debounce_ev);
 	if (a->sync_ev)
@@ -271,10 +309,17 @@ int main(int argc, char **argv)
 	lo.pin_root = a.cfg.pin_root;
 	lo.replace = a.cfg.replace;
 	lo.probe_missing = a.cfg.probe_missing;
+	lo.cgroup = a.cfg.cgroup;
+	lo.no_connect = a.cfg.no_connect;
+	a.member_lfd = -1;
 	err = agent_kernel_open(&lo, &a.k, why, sizeof(why));
 	if (err == -EPERM || err == -EOPNOTSUPP) {
 		rs_log(stderr, "error", "agent", "event", "no_steering", "reason", why, NULL);
 		return EXIT_NO_STEERING;
+	}
+	if (err == -ENOEXEC) {
+		rs_log(stderr, "error", "agent", "event", "verifier_rejected", "reason", why, NULL);
+		return EXIT_VERIFIER;
 	}
 	if (err == -ESTALE) {
 		rs_log(stderr, "error", "agent", "event", "upgrade_refused", "reason", why, NULL);
@@ -286,9 +331,13 @@ int main(int argc, char **argv)
 	}
 	snprintf(ino, sizeof(ino), "%lu", a.k.netns_ino);
 	rs_log(stderr, "info", "agent", "event", "loaded", "start", agent_load_mode_name(a.k.mode), "tag", a.k.tag,
-	       "pins", a.k.pin_dir, "netns", ino, NULL);
+	       "pins", a.k.pin_dir, "netns", ino, "connect_cgroup", a.k.connect ? a.k.cgroup : "off", NULL);
 
 	err = agent_services_set(&a.k.maps, a.cfg.services, a.cfg.n_services);
+	if (!err && a.k.connect)
+		err = agent_member_scope_init(&a);
+	if (!err && a.k.connect)
+		err = agent_targets_adopt(&a);
 	if (err) {
 		rs_log(stderr, "error", "agent", "event", "services_failed", "error", strerror(-err), NULL);
 		goto cleanup;

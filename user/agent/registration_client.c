@@ -87,7 +87,7 @@ static int connect_agent(int fd, const struct sockaddr_un *sun, int64_t deadline
 	}
 }
 
-/* Sends the request, the fd riding with its first bytes.  Returns 0 when
+/* Sends the request, the fd (if listen_fd >= 0) riding with its first bytes.  Returns 0 when
  * sent or when the agent stopped reading (it answered early: the reply
  * tells why), -ETIMEDOUT, -errno. */
 static int send_request(int fd, const uint8_t *buf, size_t len, int listen_fd, int64_t deadline)
@@ -106,7 +106,7 @@ static int send_request(int fd, const uint8_t *buf, size_t len, int listen_fd, i
 		ssize_t n;
 		int rc;
 
-		if (!fd_sent) {
+		if (!fd_sent && listen_fd >= 0) {
 			struct cmsghdr *cm;
 
 			msg.msg_control = control.buf;
@@ -232,4 +232,49 @@ int rs_agent_register(const char *socket_path, const char *gateway_id, enum rs_a
 	else
 		snprintf(reason, reason_cap, "agent registration failed: %s", strerror(-rc));
 	return rc;
+}
+
+int rs_agent_member_register(const char *socket_path, const char *member_id, int timeout_ms, int *link,
+			     struct rs_agent_reg_reply *reply)
+{
+	struct rs_agent_member_request req = { .version = RS_AGENT_REG_VERSION };
+	struct rs_agent_reg_reply local_reply;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	uint8_t buf[RS_AGENT_REG_MSG_MAX];
+	int64_t deadline;
+	size_t len;
+	int fd = -1, rc;
+
+	if (!reply)
+		reply = &local_reply;
+	memset(reply, 0, sizeof(*reply));
+	if (!socket_path || !*socket_path || !member_id || !link || timeout_ms <= 0 ||
+	    !rs_proto_member_id_ok(member_id))
+		return -EINVAL;
+	*link = -1;
+	if (strlen(socket_path) >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", socket_path);
+	snprintf(req.member_id, sizeof(req.member_id), "%s", member_id);
+	rc = rs_agent_member_encode_request(&req, buf, sizeof(buf), &len);
+	if (rc < 0)
+		return rc;
+
+	deadline = now_ms() + timeout_ms;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	rc = connect_agent(fd, &sun, deadline);
+	if (rc == 0)
+		rc = send_request(fd, buf, len, -1, deadline);
+	if (rc == 0)
+		rc = read_reply(fd, reply, deadline);
+	if (rc == 0 && reply->status != RS_AGENT_REG_STATUS_OK)
+		rc = -EACCES;
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	*link = fd;
+	return 0;
 }

@@ -16,6 +16,7 @@
 enum {
 	TYPE_REGISTER = 1,
 	TYPE_REPLY = 2,
+	TYPE_MEMBER = 3,
 	REQ_FIXED = RS_AGENT_REG_HEADER + 4,   /* role, flags, id_len */
 	REPLY_FIXED = RS_AGENT_REG_HEADER + 8, /* status, reason, slot, text_len */
 	VERSION_AT = 4,                        /* the version byte follows the length */
@@ -43,6 +44,11 @@ static const char *const reason_names[RS_AGENT_REG_REASON_COUNT] = {
 	[RS_AGENT_REG_BUSY] = "busy",
 	[RS_AGENT_REG_STORE] = "store",
 	[RS_AGENT_REG_INTERNAL] = "internal",
+	[RS_AGENT_REG_NO_KEY] = "no_key",
+	[RS_AGENT_REG_OUTSIDE] = "outside",
+	[RS_AGENT_REG_CALLER_GONE] = "caller_gone",
+	[RS_AGENT_REG_KEY_IN_USE] = "key_in_use",
+	[RS_AGENT_REG_FULL] = "full",
 };
 
 static const char *const reason_texts[RS_AGENT_REG_REASON_COUNT] = {
@@ -63,6 +69,11 @@ static const char *const reason_texts[RS_AGENT_REG_REASON_COUNT] = {
 	[RS_AGENT_REG_BUSY] = "agent busy: too many registrations in progress",
 	[RS_AGENT_REG_STORE] = "agent: cannot store the socket",
 	[RS_AGENT_REG_INTERNAL] = "agent: internal error",
+	[RS_AGENT_REG_NO_KEY] = "caller shares the agent's network namespace and cgroup: nothing to key it by",
+	[RS_AGENT_REG_OUTSIDE] = "caller's cgroup is outside the cgroup the agent steers",
+	[RS_AGENT_REG_CALLER_GONE] = "caller exited before it could be identified",
+	[RS_AGENT_REG_KEY_IN_USE] = "another member is registered for the caller's network namespace or cgroup",
+	[RS_AGENT_REG_FULL] = "agent holds its maximum of registered members",
 };
 
 const char *rs_agent_role_name(unsigned role)
@@ -203,6 +214,56 @@ int rs_agent_reg_decode_request(const uint8_t *buf, size_t len, struct rs_agent_
 		return -ERANGE;
 	out->version = version;
 	out->role = buf[6];
+	*size = total;
+	return 0;
+}
+
+int rs_agent_member_encode_request(const struct rs_agent_member_request *req, uint8_t *buf, size_t cap,
+				   size_t *len)
+{
+	size_t id_len, total;
+
+	if (!req || !buf || !len || req->version != RS_AGENT_REG_VERSION || !rs_proto_member_id_ok(req->member_id))
+		return -EINVAL;
+	id_len = strlen(req->member_id);
+	total = REQ_FIXED + id_len;
+	if (cap < total)
+		return -ENOSPC;
+	put_u32(buf, (uint32_t)(total - 4));
+	buf[4] = RS_AGENT_REG_VERSION;
+	buf[5] = TYPE_MEMBER;
+	buf[6] = 0;
+	buf[7] = 0;
+	put_u16(buf + 8, (uint16_t)id_len);
+	memcpy(buf + REQ_FIXED, req->member_id, id_len);
+	*len = total;
+	return 0;
+}
+
+int rs_agent_member_decode_request(const uint8_t *buf, size_t len, struct rs_agent_member_request *out,
+				   size_t *size)
+{
+	size_t total, id_len;
+	uint8_t version = 0;
+	int rc;
+
+	rc = frame_total(buf, len, REQ_FIXED, &total, &version);
+	*size = total;
+	if (rc == -EPROTONOSUPPORT)
+		out->version = version;
+	if (rc < 0)
+		return rc;
+	*size = 0;
+	id_len = get_u16(buf + 8);
+	if (buf[5] != TYPE_MEMBER || buf[6] != 0 || buf[7] != 0 || id_len != total - REQ_FIXED)
+		return -EPROTO;
+	if (id_len == 0 || id_len > RS_ID_MAX || memchr(buf + REQ_FIXED, '\0', id_len))
+		return -EINVAL;
+	memcpy(out->member_id, buf + REQ_FIXED, id_len);
+	out->member_id[id_len] = '\0';
+	if (!rs_proto_member_id_ok(out->member_id))
+		return -EINVAL;
+	out->version = version;
 	*size = total;
 	return 0;
 }

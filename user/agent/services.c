@@ -1,6 +1,7 @@
-/* services.c - the Service addresses sk_lookup steers (rs_services): the map
- * is made to hold exactly the configured set, so a Service removed from the
- * agent's flags stops being steered at its next start. */
+/* services.c - the Service addresses the agent steers (rs_services for
+ * sk_lookup, rs_conn_svcs for connect-time steering): each map is made to
+ * hold exactly the configured set, so a Service removed from the agent's
+ * flags stops being steered at its next start. */
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <string.h>
@@ -8,7 +9,7 @@
 #include "agent.h"
 #include "ringsteer/endpoint.h"
 
-int agent_services_set(const struct agent_maps *m, const char *const *endpoints, size_t n)
+static int services_set(int map, const char *const *endpoints, size_t n)
 {
 	struct rs_endpoint_key want[RS_SERVICES_MAX], key, next;
 	bool have_key = false;
@@ -22,19 +23,19 @@ int agent_services_set(const struct agent_maps *m, const char *const *endpoints,
 
 		if (rs_endpoint_parse(endpoints[i], &ss, &len) || agent_endpoint_key((struct sockaddr *)&ss, &want[i]))
 			return -EINVAL;
-		if (bpf_map_update_elem(m->services, &want[i], &v, BPF_ANY) < 0)
+		if (bpf_map_update_elem(map, &want[i], &v, BPF_ANY) < 0)
 			return -errno;
 	}
 	/* Then drop the others (bounded by the map's size). */
 	for (int guard = 0; guard < RS_SERVICES_MAX * 2; guard++) {
 		bool keep = false;
 
-		if (bpf_map_get_next_key(m->services, have_key ? &key : NULL, &next) < 0)
+		if (bpf_map_get_next_key(map, have_key ? &key : NULL, &next) < 0)
 			break;
 		for (size_t i = 0; i < n && !keep; i++)
 			keep = memcmp(&want[i], &next, sizeof(next)) == 0;
 		if (!keep) {
-			if (bpf_map_delete_elem(m->services, &next) < 0 && errno != ENOENT)
+			if (bpf_map_delete_elem(map, &next) < 0 && errno != ENOENT)
 				return -errno;
 			have_key = false; /* restart: deleting may reorder the iteration */
 			continue;
@@ -43,4 +44,13 @@ int agent_services_set(const struct agent_maps *m, const char *const *endpoints,
 		have_key = true;
 	}
 	return 0;
+}
+
+int agent_services_set(const struct agent_maps *m, const char *const *endpoints, size_t n)
+{
+	int err = services_set(m->services, endpoints, n);
+
+	if (!err && m->conn_svcs >= 0)
+		err = services_set(m->conn_svcs, endpoints, n);
+	return err;
 }

@@ -63,7 +63,7 @@ static int local_slot(const struct view *v, const char *gateway_id)
 	return -1;
 }
 
-static const struct rs_gateway_row *find_gateway(const struct agent_snapshot *s, const char *id)
+const struct rs_gateway_row *agent_snapshot_gateway(const struct agent_snapshot *s, const char *id)
 {
 	size_t lo = 0, hi = s->n_gateways;
 
@@ -110,7 +110,7 @@ static void weights_of(const struct agent *a, const struct view *v, uint32_t w[R
 
 		if (v->slot[i].state != RS_SLOT_REGISTERED || !v->socket[i])
 			continue;
-		row = find_gateway(s, v->slot[i].gateway);
+		row = agent_snapshot_gateway(s, v->slot[i].gateway);
 		if (!row || row->state != RS_GATEWAY_SERVING)
 			continue;
 		w[i] = row->supervisors < cap ? cap - row->supervisors : 0;
@@ -123,7 +123,7 @@ static void weights_of(const struct agent *a, const struct view *v, uint32_t w[R
 
 		if (v->slot[i].state != RS_SLOT_REGISTERED || !v->socket[i])
 			continue;
-		row = find_gateway(s, v->slot[i].gateway);
+		row = agent_snapshot_gateway(s, v->slot[i].gateway);
 		w[i] = row && row->state == RS_GATEWAY_SERVING;
 	}
 	for (uint32_t i = 0; i < RS_SLOTS_MAX; i++)
@@ -431,7 +431,7 @@ static int endpoints_apply(struct agent *a, const struct view *v)
 
 		if (v->slot[i].state != RS_SLOT_REGISTERED)
 			continue;
-		row = find_gateway(&a->snap, v->slot[i].gateway);
+		row = agent_snapshot_gateway(&a->snap, v->slot[i].gateway);
 		if (!row || rs_endpoint_parse(row->peer, &ss, &len) || agent_endpoint_key((struct sockaddr *)&ss, &want[n]))
 			continue;
 		want_slot[n++] = i;
@@ -478,7 +478,7 @@ static int release_gone(struct agent *a, struct view *v)
 
 		if (v->slot[i].state != RS_SLOT_REGISTERED || v->socket[i])
 			continue;
-		if (a->cfg.store_url && find_gateway(&a->snap, v->slot[i].gateway))
+		if (a->cfg.store_url && agent_snapshot_gateway(&a->snap, v->slot[i].gateway))
 			continue; /* still live: it may be restarting */
 		err = agent_slot_release(&a->k.maps, i);
 		if (err)
@@ -550,6 +550,8 @@ int agent_sync(struct agent *a, int64_t now_ms)
 		err = pins_apply(a, &want);
 		if (!err)
 			err = endpoints_apply(a, v);
+		if (!err && a->k.maps.clients >= 0)
+			err = agent_members_sync(a, sessions, n_sessions, now_ms);
 		if (err)
 			goto cleanup;
 	}

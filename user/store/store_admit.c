@@ -25,6 +25,7 @@
  * through store_snapshot.h, so a what-if decides over exactly what an
  * admission would. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,22 +213,34 @@ struct member_facts {
 	const char *source;
 };
 
-static int write_member_row(struct rs_store *st, const struct rs_admit *a, const struct member_facts *facts,
-			    const char *gateway_id, enum rs_session_state state, int64_t expires_ms)
+int rs_store_member_write(struct rs_store *st, const struct rs_session_row *r, int64_t now_ms)
 {
 	const struct rs_db_value params[] = {
-		rs_db_text(a->member_id),
-		rs_db_text(facts->instance_id),
-		rs_db_int((int64_t)a->epoch),
-		rs_db_text(gateway_id),
-		rs_db_int(facts->sandboxes),
-		rs_db_text(facts->source),
-		rs_db_int(a->now_ms),
-		rs_db_int(expires_ms),
-		rs_db_int(state),
+		rs_db_text(r->member_id),
+		rs_db_text(r->instance_id),
+		rs_db_int((int64_t)r->epoch),
+		rs_db_text(r->gateway_id),
+		rs_db_int(r->sandboxes),
+		rs_db_text(r->source),
+		rs_db_int(now_ms),
+		rs_db_int(r->expires_ms),
+		rs_db_int(r->state),
 	};
 
 	return st->be->exec(st->db, RS_STMT_SESSION_UPSERT, params, NULL, NULL, NULL);
+}
+
+static int write_member_row(struct rs_store *st, const struct rs_admit *a, const struct member_facts *facts,
+			    const char *gateway_id, enum rs_session_state state, int64_t expires_ms)
+{
+	struct rs_session_row r = { .epoch = a->epoch, .sandboxes = facts->sandboxes, .expires_ms = expires_ms,
+				    .state = (uint8_t)state };
+
+	snprintf(r.member_id, sizeof(r.member_id), "%s", a->member_id);
+	snprintf(r.instance_id, sizeof(r.instance_id), "%s", facts->instance_id);
+	snprintf(r.gateway_id, sizeof(r.gateway_id), "%s", gateway_id);
+	snprintf(r.source, sizeof(r.source), "%s", facts->source);
+	return rs_store_member_write(st, &r, a->now_ms);
 }
 
 /* Whether the member's row m lets arrival a be decided: 0, or -ESTALE when

@@ -1,6 +1,7 @@
 /* store_snapshot.h - the placement snapshot, read inside the caller's
- * transaction: what rs_store_admit() (store_admit.c, which defines these)
- * and rs_store_whatif() (store_whatif.c) both decide over, so that a
+ * transaction: what rs_store_admit() (store_admit.c, which defines these),
+ * rs_store_whatif() (store_whatif.c) and rs_store_steer() (store_steer.c)
+ * all decide over, so that a
  * what-if answers exactly what an admission would.  Every function uses
  * the handle's placement cache (store_internal.h): st->live, st->ring,
  * st->placer, st->loads. */
@@ -37,5 +38,11 @@ int rs_store_load_placer(struct rs_store *st, int64_t live_since, int64_t now);
  * gateway).  Returns 0, or -EIO when that gateway's load misses the row. */
 int rs_store_stale_record(struct rs_store *st, const struct rs_member_row *m, int64_t live_since, int64_t now,
 			  int *stale);
+
+/* Writes (inserts or replaces) member row r's identity and facts with
+ * heartbeat now_ms: r->member_id, instance_id, epoch, gateway_id,
+ * sandboxes, source, expires_ms and state.  Returns 0 or the backend's
+ * error. */
+int rs_store_member_write(struct rs_store *st, const struct rs_session_row *r, int64_t now_ms);
 
 #endif

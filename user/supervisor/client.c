@@ -492,6 +492,8 @@ void sup_dial(struct supervisor *s, enum sup_via via, const char *endpoint, cons
 	sup_tls_watch(s);
 	if (via == VIA_SERVICE && s->token_expiry * 1000 <= now_ms())
 		sup_load_token(s); /* an operator may have put a fresh one in place */
+	if (via == VIA_SERVICE)
+		sup_agent_register(s); /* before the connect, which the node's programs then steer */
 	l = calloc(1, sizeof(*l));
 	if (!l) {
 		retry_later(s, stay);
@@ -593,6 +595,7 @@ void sup_on_heartbeat(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	sup_tls_watch(s);
+	sup_agent_register(s); /* an agent that came back steers our next Service dial */
 	if (s->active)
 		send_frame(s->active, &(struct rs_frame){ .version = RS_PROTO_VERSION, .type = RS_FRAME_HEARTBEAT });
 }

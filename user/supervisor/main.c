@@ -33,6 +33,9 @@ static const char usage[] =
 	"  --sandboxes-file FILE   re-read the count from FILE on SIGHUP\n"
 	"  --bind ADDR             source address of its connections\n"
 	"  --dial-timeout MS       give up a dial or an answer after MS (default 2000)\n"
+	"  --agent PATH            register with the node agent's member socket before\n"
+	"                          dialing the Service (connect-time steering); an absent\n"
+	"                          agent is never waited for\n"
 	"\n"
 	"TLS 1.3 (required unless --insecure):\n"
 	"  --tls-ca FILE           verify gateways against FILE; a redirect or redial target's\n"
@@ -54,7 +57,7 @@ static const char usage[] =
 
 static int parse_flags(int argc, char **argv, struct sup_config *cfg)
 {
-	enum { O_SANDBOXES_FILE = 256, O_DIAL_TIMEOUT, O_TLS_CA, O_TLS_CERT, O_TLS_KEY, O_TLS_NAME, O_INSECURE, O_ALLOW };
+	enum { O_SANDBOXES_FILE = 256, O_DIAL_TIMEOUT, O_TLS_CA, O_TLS_CERT, O_TLS_KEY, O_TLS_NAME, O_INSECURE, O_ALLOW, O_AGENT };
 	static const struct option opts[] = {
 		{ "id", required_argument, NULL, 'i' },
 		{ "service", required_argument, NULL, 's' },
@@ -69,6 +72,7 @@ static int parse_flags(int argc, char **argv, struct sup_config *cfg)
 		{ "tls-server-name", required_argument, NULL, O_TLS_NAME },
 		{ "insecure", no_argument, NULL, O_INSECURE },
 		{ "redirect-allow", required_argument, NULL, O_ALLOW },
+		{ "agent", required_argument, NULL, O_AGENT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -94,6 +98,7 @@ static int parse_flags(int argc, char **argv, struct sup_config *cfg)
 		case O_TLS_KEY: cfg->tls_key = optarg; break;
 		case O_TLS_NAME: cfg->tls_server_name = optarg; break;
 		case O_INSECURE: cfg->insecure = true; break;
+		case O_AGENT: cfg->agent = optarg; break;
 		case O_ALLOW:
 			if (cfg->n_allow == SUP_ALLOW_MAX) {
 				fprintf(stderr, "ringsteer-supervisor: at most %d --redirect-allow\n", SUP_ALLOW_MAX);
@@ -236,6 +241,7 @@ int main(int argc, char **argv)
 	snprintf(s.who, sizeof(s.who), "supervisor=%s", s.cfg.id);
 	signal(SIGPIPE, SIG_IGN);
 	s.sandboxes = s.cfg.sandboxes;
+	s.agent_fd = -1;
 	if (s.cfg.sandboxes_file && read_count(s.cfg.sandboxes_file, &s.sandboxes) == 0)
 		s.cfg.sandboxes = s.sandboxes;
 	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
@@ -280,6 +286,7 @@ int main(int argc, char **argv)
 	rc = 0;
 cleanup:
 	sup_close_all(&s);
+	sup_agent_close(&s);
 	if (s.retry_ev)
 		event_free(s.retry_ev);
 	if (s.refresh_ev)

@@ -33,6 +33,7 @@ struct sup_config {
 	bool insecure;              /* plaintext, by explicit choice */
 	struct rs_cidr allow[SUP_ALLOW_MAX]; /* --redirect-allow: plaintext targets */
 	size_t n_allow;
+	const char *agent;          /* the node agent's member socket, or NULL */
 };
 
 /* How a link came to be dialed: decides what its failure leads to. */
@@ -69,6 +70,9 @@ struct supervisor {
 				     * attach): from the second on, the Service fallback waits the backoff */
 	uint64_t targets_refused;   /* redirect, redial or refresh targets refused: not allowed, or
 				     * their certificate did not name the gateway */
+	int agent_fd;               /* the open registration with the node agent, or -1 */
+	struct event *agent_ev;
+	int agent_last_err;         /* the last registration outcome logged (0: registered) */
 	struct event *retry_ev, *refresh_ev, *heartbeat_ev, *sighup_ev, *sigterm_ev, *sigint_ev, *sigusr1_ev;
 };
 
@@ -106,6 +110,14 @@ struct bufferevent *sup_tls_bufferevent(struct supervisor *s, int fd, const char
 /* Whether a plaintext dial to the peer address ss may go ahead: TLS
  * (the certificate decides), or ss inside --redirect-allow (tls.c). */
 bool sup_target_allowed(const struct supervisor *s, const struct sockaddr_storage *ss);
+
+/* Registers with the node agent (--agent) unless registered: before a
+ * Service dial and at each heartbeat (agent_link.c).  Never fails the
+ * caller: without an agent the dial goes through the Service as always. */
+void sup_agent_register(struct supervisor *s);
+
+/* Closes the registration (agent_link.c). */
+void sup_agent_close(struct supervisor *s);
 
 /* Reads the token file into s->token and its expiry.  Returns 0 or -errno. */
 int sup_load_token(struct supervisor *s);

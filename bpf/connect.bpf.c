@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0
+/* connect.bpf.c - connect-time steering on the supervisor's node: a TCP
+ * connect() to a configured Service address, from a caller the agent knows,
+ * is rewritten to the gateway endpoint the agent chose for it, before any
+ * packet exists, so kube-proxy's DNAT never sees it.  getpeername() on such a
+ * socket answers with the Service address the caller dialed.
+ *
+ * Who is calling: the caller's netns cookie (a pod), then its cgroup v2 id
+ * (a hostNetwork process).  The agent writes rs_clients when a supervisor
+ * registers and refreshes each entry at every sync; an entry past its expiry
+ * is ignored, so a dead agent degrades to kube-proxy, never to stale targets.
+ * The target is read through its slot: a gateway that dies, drains or leaves
+ * is one write (ready = 0), and an entry naming a slot since given to another
+ * gateway (gen differs) is ignored.
+ *
+ * Guarantees: constant time (a fixed number of map reads, no loops); every
+ * map value is bounds-checked before use; every connect to a Service address
+ * is counted once in LOOKUPS and once in exactly one outcome (see
+ * ringsteer_maps.h); the program always allows the connect (returns 1): a
+ * miss of any kind leaves the destination untouched, so kube-proxy and the
+ * gateway's in-protocol placement decide, exactly as without an agent. */
+#include "vmlinux.h"
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "ringsteer_maps.h"
+
+#define AF_INET 2
+#define AF_INET6 10
+#define SOCK_STREAM 1
+#define ALLOW 1
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RS_SERVICES_MAX);
+	__type(key, struct rs_endpoint_key);
+	__type(value, struct rs_service);
+} rs_conn_svcs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RS_CLIENTS_MAX);
+	__type(key, struct rs_client_key);
+	__type(value, struct rs_client);
+} rs_clients SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RS_TARGETS_MAX);
+	__type(key, __u32);
+	__type(value, struct rs_target);
+} rs_targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, RS_CSTAT_COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} rs_conn_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct rs_orig_dst);
+} rs_orig_dst SEC(".maps");
+
+static __always_inline void count(__u32 stat)
+{
+	__u64 *v = bpf_map_lookup_elem(&rs_conn_stats, &stat);
+
+	if (v)
+		*v += 1; /* per CPU: no atomics needed */
+}
+
+/* The target for this caller, or NULL with *outcome set to why not. */
+static __always_inline struct rs_target *target_of(struct bpf_sock_addr *ctx, __u32 *outcome)
+{
+	struct rs_client_key key = {};
+	struct rs_client *c;
+	struct rs_target *t;
+	__u32 slot;
+
+	key.kind = RS_CLIENT_NETNS;
+	key.id = bpf_get_netns_cookie(ctx);
+	*outcome = RS_CSTAT_STEERED_NETNS;
+	c = bpf_map_lookup_elem(&rs_clients, &key);
+	if (!c) {
+		key.kind = RS_CLIENT_CGROUP;
+		key.id = bpf_get_current_cgroup_id();
+		*outcome = RS_CSTAT_STEERED_CGROUP;
+		c = bpf_map_lookup_elem(&rs_clients, &key);
+	}
+	if (!c) {
+		*outcome = RS_CSTAT_MISS;
+		return NULL;
+	}
+	if (c->expires_ns < bpf_ktime_get_ns()) {
+		*outcome = RS_CSTAT_EXPIRED;
+		return NULL;
+	}
+	slot = c->slot;
+	if (slot >= RS_TARGETS_MAX) {
+		*outcome = RS_CSTAT_TARGET_DOWN;
+		return NULL;
+	}
+	t = bpf_map_lookup_elem(&rs_targets, &slot);
+	if (!t || !t->ready || t->gen != c->gen || t->port == 0 || t->port > 0xffff) {
+		*outcome = RS_CSTAT_TARGET_DOWN;
+		return NULL;
+	}
+	return t;
+}
+
+/* Remembers what the caller dialed, for getpeername.  A failure only costs
+ * getpeername the Service address; the steering itself goes on.  One
+ * function per family: the verifier refuses a context field read through a
+ * pointer the compiler computed from a family test. */
+static __always_inline struct rs_orig_dst *orig_new(struct bpf_sock_addr *ctx)
+{
+	if (!ctx->sk)
+		return NULL;
+	return bpf_sk_storage_get(&rs_orig_dst, ctx->sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+}
+
+static __always_inline void remember4(struct bpf_sock_addr *ctx)
+{
+	struct rs_orig_dst *o = orig_new(ctx);
+
+	if (!o)
+		return;
+	o->family = AF_INET;
+	o->port = ctx->user_port;
+	o->addr[0] = ctx->user_ip4;
+}
+
+static __always_inline void remember6(struct bpf_sock_addr *ctx)
+{
+	struct rs_orig_dst *o = orig_new(ctx);
+
+	if (!o)
+		return;
+	o->family = AF_INET6;
+	o->port = ctx->user_port;
+	o->addr[0] = ctx->user_ip6[0];
+	o->addr[1] = ctx->user_ip6[1];
+	o->addr[2] = ctx->user_ip6[2];
+	o->addr[3] = ctx->user_ip6[3];
+}
+
+/* Looks the Service up and picks the target; NULL (counted) when the
+ * connect goes on untouched.  family is the socket's; mapped says its
+ * address is v4-mapped IPv6 (svc is then the IPv4 key). */
+static __always_inline struct rs_target *choose(struct bpf_sock_addr *ctx, struct rs_endpoint_key *svc,
+						__u32 family, bool mapped, __u32 *outcome)
+{
+	struct rs_target *t;
+
+	if (!bpf_map_lookup_elem(&rs_conn_svcs, svc))
+		return NULL;
+	count(RS_CSTAT_LOOKUPS);
+	t = target_of(ctx, outcome);
+	/* An AF_INET socket reaches only IPv4 targets; an AF_INET6 one an IPv6
+	 * target, or an IPv4 target through its mapped form. */
+	if (t && family == AF_INET && t->family != AF_INET)
+		t = NULL;
+	if (t && family == AF_INET6 && !(t->family == AF_INET6 || (t->family == AF_INET && mapped)))
+		t = NULL;
+	if (!t && (*outcome == RS_CSTAT_STEERED_NETNS || *outcome == RS_CSTAT_STEERED_CGROUP))
+		*outcome = RS_CSTAT_TARGET_DOWN;
+	count(*outcome);
+	return t;
+}
+
+static __always_inline bool is_tcp(const struct bpf_sock_addr *ctx)
+{
+	return ctx->type == SOCK_STREAM && (ctx->protocol == IPPROTO_TCP || ctx->protocol == 0);
+}
+
+SEC("cgroup/connect4")
+int rs_connect4(struct bpf_sock_addr *ctx)
+{
+	struct rs_endpoint_key svc = {};
+	struct rs_target *t;
+	__u32 outcome;
+
+	if (!is_tcp(ctx))
+		return ALLOW;
+	svc.family = AF_INET; /* not in the initializer: clang would make it a .rodata copy */
+	svc.port = bpf_ntohs((__u16)ctx->user_port);
+	svc.addr[0] = ctx->user_ip4;
+	t = choose(ctx, &svc, AF_INET, false, &outcome);
+	if (!t)
+		return ALLOW;
+	remember4(ctx);
+	ctx->user_ip4 = t->addr[0];
+	ctx->user_port = bpf_htons((__u16)t->port);
+	return ALLOW;
+}
+
+SEC("cgroup/connect6")
+int rs_connect6(struct bpf_sock_addr *ctx)
+{
+	struct rs_endpoint_key svc = {};
+	struct rs_target *t;
+	__u32 outcome;
+	bool mapped;
+
+	if (!is_tcp(ctx))
+		return ALLOW;
+	svc.port = bpf_ntohs((__u16)ctx->user_port);
+	mapped = ctx->user_ip6[0] == 0 && ctx->user_ip6[1] == 0 && ctx->user_ip6[2] == bpf_htonl(0xffff);
+	if (mapped) {
+		svc.family = AF_INET;
+		svc.addr[0] = ctx->user_ip6[3];
+	} else {
+		svc.family = AF_INET6;
+		svc.addr[0] = ctx->user_ip6[0];
+		svc.addr[1] = ctx->user_ip6[1];
+		svc.addr[2] = ctx->user_ip6[2];
+		svc.addr[3] = ctx->user_ip6[3];
+	}
+	t = choose(ctx, &svc, AF_INET6, mapped, &outcome);
+	if (!t)
+		return ALLOW;
+	remember6(ctx);
+	if (t->family == AF_INET) {
+		ctx->user_ip6[0] = 0;
+		ctx->user_ip6[1] = 0;
+		ctx->user_ip6[2] = bpf_htonl(0xffff);
+		ctx->user_ip6[3] = t->addr[0];
+	} else {
+		ctx->user_ip6[0] = t->addr[0];
+		ctx->user_ip6[1] = t->addr[1];
+		ctx->user_ip6[2] = t->addr[2];
+		ctx->user_ip6[3] = t->addr[3];
+	}
+	ctx->user_port = bpf_htons((__u16)t->port);
+	return ALLOW;
+}
+
+/* The steered socket's peer is the gateway; the caller dialed the Service
+ * and is told so, as kube-proxy's DNAT would leave it. */
+static __always_inline struct rs_orig_dst *orig_of(struct bpf_sock_addr *ctx, __u32 family)
+{
+	struct rs_orig_dst *o;
+
+	if (!ctx->sk || !is_tcp(ctx))
+		return NULL;
+	o = bpf_sk_storage_get(&rs_orig_dst, ctx->sk, 0, 0);
+	if (!o || o->family != family)
+		return NULL;
+	count(RS_CSTAT_PEERNAME);
+	return o;
+}
+
+SEC("cgroup/getpeername4")
+int rs_getpeername4(struct bpf_sock_addr *ctx)
+{
+	struct rs_orig_dst *o = orig_of(ctx, AF_INET);
+
+	if (o) {
+		ctx->user_ip4 = o->addr[0];
+		ctx->user_port = o->port;
+	}
+	return ALLOW;
+}
+
+SEC("cgroup/getpeername6")
+int rs_getpeername6(struct bpf_sock_addr *ctx)
+{
+	struct rs_orig_dst *o = orig_of(ctx, AF_INET6);
+
+	if (o) {
+		ctx->user_ip6[0] = o->addr[0];
+		ctx->user_ip6[1] = o->addr[1];
+		ctx->user_ip6[2] = o->addr[2];
+		ctx->user_ip6[3] = o->addr[3];
+		ctx->user_port = o->port;
+	}
+	return ALLOW;
+}

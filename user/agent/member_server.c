@@ -1,0 +1,311 @@
+/* member_server.c - the agent's member socket: supervisors register their
+ * member id here before they dial the Service (include/ringsteer/agent_reg.h,
+ * "Supervisor (member) registration") and keep the connection open as the
+ * registration's lifetime.
+ *
+ * Guarantees:
+ * - The loop never blocks on a caller: sockets are non-blocking, a request
+ *   is read as its bytes arrive under one deadline from accept, and a
+ *   registered connection is only watched for its end.
+ * - Any local process may connect (the socket is 0666): what it registers
+ *   is keyed by what the kernel says about it (SO_PEERCRED, its pidfd,
+ *   /proc), so it can only steer its own connects.  Everything it sends
+ *   is bounded (one request of at most RS_AGENT_REG_MSG_MAX bytes; anything
+ *   after it ends the registration).
+ * - Every request gets one answer, counted under exactly one reason
+ *   (a->member_results) and logged; a registration's end is logged and
+ *   its rs_clients entry deleted at once. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "agent_run.h"
+#include "ringsteer/logfmt.h"
+#include "ringsteer/mstime.h"
+
+#define WHO "agent=members"
+#define DEADLINE_MS 2000
+#define ACCEPT_BATCH 16
+#define PENDING_MAX 64 /* connections that have not registered yet */
+
+static void member_free(struct agent_member *m)
+{
+	struct agent *a = m->a;
+
+	agent_member_forget(a, m);
+	if (m->prev)
+		m->prev->next = m->next;
+	else
+		a->members = m->next;
+	if (m->next)
+		m->next->prev = m->prev;
+	if (m->rd)
+		event_free(m->rd);
+	if (m->deadline)
+		event_free(m->deadline);
+	if (m->pidfd >= 0)
+		close(m->pidfd);
+	close(m->fd);
+	free(m);
+}
+
+static void answer(struct agent_member *m, const struct agent_member_verdict *v)
+{
+	struct rs_agent_reg_reply r = { .reason = (uint8_t)v->reason };
+	uint8_t buf[RS_AGENT_REG_MSG_MAX];
+	char pid[24], key[48] = "";
+	size_t len;
+
+	r.status = v->reason == RS_AGENT_REG_OK ? RS_AGENT_REG_STATUS_OK : RS_AGENT_REG_STATUS_REFUSED;
+	snprintf(r.text, sizeof(r.text), "%s", v->text);
+	for (char *p = r.text; *p; p++) /* strerror may be localised: ASCII only on the wire */
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
+			*p = '?';
+	if (rs_agent_reg_encode_reply(&r, buf, sizeof(buf), &len) == 0)
+		(void)send(m->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	m->a->member_results[v->reason]++;
+	snprintf(pid, sizeof(pid), "%d", (int)m->cred.pid);
+	if (m->key.kind)
+		snprintf(key, sizeof(key), "%s:%llu", m->key.kind == RS_CLIENT_NETNS ? "netns" : "cgroup",
+			 (unsigned long long)m->key.id);
+	if (v->reason == RS_AGENT_REG_OK)
+		rs_log(stderr, "info", WHO, "event", "member_registered", "member", m->member_id, "key", key, "gateway",
+		       m->gateway, "pid", pid, NULL);
+	else
+		rs_log(stderr, "warn", WHO, "event", "member_refused", "reason", rs_agent_reg_reason_name(v->reason),
+		       "member", m->member_id, "pid", pid, "detail", v->text, NULL);
+}
+
+static void refuse(struct agent_member *m, enum rs_agent_reg_reason reason, const char *text)
+{
+	struct agent_member_verdict v = { .reason = reason };
+
+	snprintf(v.text, sizeof(v.text), "%s", text ? text : rs_agent_reg_reason_text(reason));
+	answer(m, &v);
+	member_free(m);
+}
+
+static enum rs_agent_reg_reason decode_reason(int rc)
+{
+	switch (rc) {
+	case -EPROTONOSUPPORT: return RS_AGENT_REG_BAD_VERSION;
+	case -EINVAL: return RS_AGENT_REG_BAD_ID;
+	default: return RS_AGENT_REG_MALFORMED;
+	}
+}
+
+/* After the registration: the caller sends nothing more; its EOF (or
+ * anything else) ends it. */
+static void registered_readable(struct agent_member *m)
+{
+	char byte, pid[24];
+	ssize_t n = recv(m->fd, &byte, 1, MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	snprintf(pid, sizeof(pid), "%d", (int)m->cred.pid);
+	rs_log(stderr, "info", WHO, "event", "member_gone", "member", m->member_id, "pid", pid, "why",
+	       n > 0 ? "sent bytes after registering" : "closed", NULL);
+	m->a->counters.members_gone++;
+	member_free(m);
+}
+
+static void judge(struct agent_member *m, const struct rs_agent_member_request *req)
+{
+	struct agent_member_verdict v = { .reason = RS_AGENT_REG_OK };
+	struct agent *a = m->a;
+
+	snprintf(m->member_id, sizeof(m->member_id), "%s", req->member_id);
+	if (agent_member_key(&a->scope, m->cred.pid, m->pidfd, &m->key, &v) != RS_AGENT_REG_OK ||
+	    agent_member_admit(a, m, &v, agent_wall_ms()) != RS_AGENT_REG_OK) {
+		answer(m, &v);
+		member_free(m);
+		return;
+	}
+	answer(m, &v);
+	event_free(m->deadline);
+	m->deadline = NULL;
+	a->n_pending--;
+}
+
+static void member_readable(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent_member *m = arg;
+
+	(void)fd;
+	(void)what;
+	if (m->registered) {
+		registered_readable(m);
+		return;
+	}
+	for (;;) {
+		struct rs_agent_member_request req;
+		size_t need;
+		ssize_t n;
+		int rc = rs_agent_member_decode_request(m->buf, m->len, &req, &need);
+
+		if (rc == 0) {
+			judge(m, &req);
+			return;
+		}
+		if (rc != -EAGAIN) {
+			m->a->n_pending--;
+			refuse(m, decode_reason(rc), NULL);
+			return;
+		}
+		n = recv(m->fd, m->buf + m->len, need - m->len, MSG_DONTWAIT);
+		if (n > 0) {
+			m->len += (size_t)n;
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		m->a->n_pending--;
+		if (m->len == 0) { /* a probe: nothing to answer */
+			member_free(m);
+			return;
+		}
+		refuse(m, RS_AGENT_REG_MALFORMED, "malformed registration message: cut short");
+		return;
+	}
+}
+
+static void member_expired(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent_member *m = arg;
+
+	(void)fd;
+	(void)what;
+	m->a->n_pending--;
+	refuse(m, RS_AGENT_REG_TIMEOUT, NULL);
+}
+
+static void member_start(struct agent *a, int fd)
+{
+	struct agent_member *m = calloc(1, sizeof(*m));
+	socklen_t len = sizeof(struct ucred);
+	struct timeval deadline = rs_ms_timeval(DEADLINE_MS);
+
+	if (!m) {
+		close(fd);
+		return;
+	}
+	m->a = a;
+	m->fd = fd;
+	m->pidfd = -1;
+	m->next = a->members;
+	if (a->members)
+		a->members->prev = m;
+	a->members = m;
+	a->n_pending++;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &m->cred, &len) < 0 || len != sizeof(m->cred)) {
+		a->n_pending--;
+		refuse(m, RS_AGENT_REG_INTERNAL, "agent: internal error: SO_PEERCRED failed");
+		return;
+	}
+	m->pidfd = agent_member_pidfd(fd, m->cred.pid);
+	if (m->pidfd < 0) {
+		a->n_pending--;
+		refuse(m, RS_AGENT_REG_CALLER_GONE, NULL);
+		return;
+	}
+	if (a->n_pending > PENDING_MAX) {
+		a->n_pending--;
+		refuse(m, RS_AGENT_REG_BUSY, NULL);
+		return;
+	}
+	m->rd = event_new(a->base, fd, EV_READ | EV_PERSIST, member_readable, m);
+	m->deadline = evtimer_new(a->base, member_expired, m);
+	if (!m->rd || !m->deadline || event_add(m->rd, NULL) < 0 || evtimer_add(m->deadline, &deadline) < 0) {
+		a->n_pending--;
+		refuse(m, RS_AGENT_REG_INTERNAL, "agent: internal error: cannot watch the connection");
+	}
+}
+
+static void accept_ready(evutil_socket_t lfd, short what, void *arg)
+{
+	struct agent *a = arg;
+
+	(void)what;
+	for (int i = 0; i < ACCEPT_BATCH; i++) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd >= 0) {
+			member_start(a, fd);
+			continue;
+		}
+		if (errno == EINTR || errno == ECONNABORTED)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			rs_log(stderr, "error", WHO, "event", "accept_failed", "error", strerror(errno), NULL);
+		return;
+	}
+}
+
+/* The socket's directory, one level, 0755 if missing: every local process
+ * may reach the member socket. */
+static int ensure_dir(const char *path)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (mkdir(dir, 0755) == 0)
+		return chmod(dir, 0755) < 0 ? -errno : 0;
+	return errno == EEXIST ? 0 : -errno;
+}
+
+int agent_member_server_start(struct agent *a, const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int err;
+
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	err = ensure_dir(path);
+	if (err)
+		return err;
+	/* One agent per node: a leftover file from a dead agent is replaced
+	 * (the registration socket beside it guards against two live agents). */
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -errno;
+	a->member_lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (a->member_lfd < 0)
+		return -errno;
+	if (bind(a->member_lfd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || chmod(path, 0666) < 0 ||
+	    listen(a->member_lfd, 64) < 0)
+		return -errno;
+	a->member_accept_ev = event_new(a->base, a->member_lfd, EV_READ | EV_PERSIST, accept_ready, a);
+	if (!a->member_accept_ev || event_add(a->member_accept_ev, NULL) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+void agent_member_server_stop(struct agent *a)
+{
+	/* The entries stay until they expire: steering goes on across an
+	 * agent restart, and the supervisors register again with the next
+	 * agent when they see this one's links close. */
+	for (struct agent_member *m = a->members; m; m = m->next)
+		m->registered = false;
+	while (a->members)
+		member_free(a->members);
+	if (a->member_accept_ev)
+		event_free(a->member_accept_ev);
+	a->member_accept_ev = NULL;
+	if (a->member_lfd >= 0)
+		close(a->member_lfd);
+	a->member_lfd = -1;
+}
