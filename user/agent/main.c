@@ -164,13 +164,6 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 	return 0;
 }
 
-int64_t agent_wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* libbpf's warnings as log lines (its debug chatter dropped), one per line
  * of what it printed: a verifier rejection arrives as one message holding

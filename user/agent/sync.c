@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "agent_run.h"
 #include "ringsteer/endpoint.h"
@@ -457,6 +458,15 @@ static int endpoints_apply(struct agent *a, const struct view *v)
 			return -errno;
 	}
 	return 0;
+}
+
+/* The store's clock. */
+int64_t agent_wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* ---- one pass ------------------------------------------------------------------ */
