@@ -148,20 +148,50 @@ static int64_t wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* libbpf's warnings as log lines (its debug chatter dropped). */
+/* libbpf's warnings and notes as log lines, one per line of its message
+ * (its debug chatter dropped).  A program the kernel rejects comes as one
+ * message holding the verifier's log, whose last lines say why: a long
+ * message keeps its first and last lines and says how many it left out, so
+ * the reason is never cut off and the log stays bounded. */
+#define LIBBPF_HEAD_LINES 4
+#define LIBBPF_TAIL_LINES 40
+
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char line[512];
-	size_t n;
+	const char *lvl = level == LIBBPF_WARN ? "warn" : "info";
+	char *msg = NULL, *line, *end;
+	size_t total = 0, i = 0;
 
-	if (level == LIBBPF_DEBUG)
+	if (level == LIBBPF_DEBUG || vasprintf(&msg, fmt, ap) < 0)
 		return 0;
-	vsnprintf(line, sizeof(line), fmt, ap);
-	n = strlen(line);
-	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == ' '))
-		line[--n] = '\0';
-	if (n)
-		rs_log(stderr, level == LIBBPF_WARN ? "warn" : "info", "agent", "event", "libbpf", "msg", line, NULL);
+	for (line = msg; *line; line = *end ? end + 1 : end, total++)
+		end = line + strcspn(line, "\n");
+	for (line = msg; *line; line = *end ? end + 1 : end, i++) {
+		size_t n;
+		char keep;
+
+		end = line + strcspn(line, "\n");
+		if (i >= LIBBPF_HEAD_LINES && i + LIBBPF_TAIL_LINES < total) {
+			if (i == LIBBPF_HEAD_LINES) {
+				char note[64];
+
+				snprintf(note, sizeof(note), "(%zu lines left out)",
+					 total - LIBBPF_HEAD_LINES - LIBBPF_TAIL_LINES);
+				rs_log(stderr, lvl, "agent", "event", "libbpf", "msg", note, NULL);
+			}
+			continue;
+		}
+		n = (size_t)(end - line);
+		while (n > 0 && line[n - 1] == ' ')
+			n--;
+		if (!n)
+			continue;
+		keep = line[n];
+		line[n] = '\0'; /* the line alone; restored for the walk */
+		rs_log(stderr, lvl, "agent", "event", "libbpf", "msg", line, NULL);
+		line[n] = keep;
+	}
+	free(msg);
 	return 0;
 }
 
