@@ -177,7 +177,8 @@ endif
 # One pass of the suite in $(BUILD): unit tests (cmocka), then the CLI tests.
 # With RS_PG_DIR (a server from tests/pg/pg_server.sh) the store's unit
 # tests, the placement path's acceptance tests (t_1..t_7), the store-down and
-# multi-node tests and the agent's LISTEN/NOTIFY test run on PostgreSQL too.
+# multi-node tests run on PostgreSQL too, and the agent's LISTEN/NOTIFY test
+# (tests/kernel/t_agent_notify.sh) uses that server instead of starting its own.
 test-run: all $(TEST_BINS) $(KTEST_BINS) check-vectors
 	@fail=0; pg_url=; [ -z "$$RS_PG_DIR" ] || pg_url="postgres:///ringsteer?host=$$RS_PG_DIR"; \
 	for t in $(TEST_BINS); do \

@@ -65,15 +65,19 @@
 
 /* ---- steering counters (rs_stats index) -----------------------------
  * Every run on a Service address counts once in LOOKUPS and once in exactly
- * one of the others: lookups = pinned + table + miss + assign_error + none. */
+ * one of the next five: lookups = pinned + table + miss + assign_error + none.
+ * A pin whose slot has no socket (stale: the gateway closed its listener)
+ * falls back to the table: counted in PIN_STALE, outside the sum, and its
+ * final outcome (table, miss, assign_error or none) in the sum. */
 enum rs_stat {
 	RS_STAT_LOOKUPS = 0,      /* runs on a configured Service address */
 	RS_STAT_PINNED = 1,       /* assigned to the slot of the source's pin */
 	RS_STAT_TABLE = 2,        /* assigned to the slot of the source's bucket */
-	RS_STAT_MISS = 3,         /* chosen slot has no socket: SK_PASS */
-	RS_STAT_ASSIGN_ERROR = 4, /* bpf_sk_assign refused the socket: SK_PASS */
-	RS_STAT_NONE = 5,         /* no pin and an empty bucket (no local room): SK_PASS */
-	RS_STAT_COUNT = 6,
+	RS_STAT_MISS = 3,         /* the bucket's slot has no socket: SK_PASS */
+	RS_STAT_ASSIGN_ERROR = 4, /* bpf_sk_assign refused the socket (pin's or bucket's): SK_PASS */
+	RS_STAT_NONE = 5,         /* an empty bucket (no local room), no usable pin: SK_PASS */
+	RS_STAT_PIN_STALE = 6,    /* a pin named no socket and fell back to the table */
+	RS_STAT_COUNT = 7,
 };
 
 /* ---- connect-time counters (rs_conn_stats index) -----------------------

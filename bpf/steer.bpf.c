@@ -4,14 +4,18 @@
  *
  * Order: a pin for the source address (a supervisor's current placement on
  * a local gateway) wins; otherwise the bucket of the source's hash in the
- * room-weighted table.  Whatever goes wrong (no slot, no socket behind the
- * slot, the kernel refuses the socket) the program answers SK_PASS, so the
- * regular lookup (kube-proxy's path) still runs and the gateway's in-protocol
+ * room-weighted table.  A pin whose slot has no socket (the gateway closed
+ * its listener: the pin is stale) says nothing about where the supervisor
+ * goes now, so the table decides, exactly as if there were no pin.
+ * Whatever else goes wrong (no slot, no socket behind the table's slot, the
+ * kernel refuses the socket) the program answers SK_PASS, so the regular
+ * lookup (kube-proxy's path) still runs and the gateway's in-protocol
  * placement corrects the choice.  It never drops.
  *
- * Guarantees: constant time (a fixed number of map reads, no loops); every
- * value read from a map is bounds-checked before use; every outcome is
- * counted once in rs_stats (see ringsteer_maps.h). */
+ * Guarantees: constant time (a fixed number of map reads, no loops: at most
+ * two sockmap lookups and one bpf_sk_assign per run); every value read from
+ * a map is bounds-checked before use; every outcome is counted once in
+ * rs_stats (see ringsteer_maps.h). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
@@ -124,18 +128,22 @@ static __always_inline __u32 table_slot(const struct rs_source_key *src)
 	return *slot;
 }
 
-/* Assigns the socket of slot; returns the stat to count. */
-static __always_inline __u32 assign(struct bpf_sk_lookup *ctx, __u32 slot, __u32 success)
+/* The listening socket of slot, a reference the caller must release; NULL
+ * when slot names no slot (RS_SLOT_NONE, or a corrupt value) or the slot
+ * has no socket (the gateway closed its listener and the kernel dropped it
+ * from the sockmap). */
+static __always_inline struct bpf_sock *slot_socket(__u32 slot)
 {
-	struct bpf_sock *sk;
-	long err;
-
 	if (slot >= RS_SLOTS_MAX)
-		return RS_STAT_NONE; /* RS_SLOT_NONE, or a corrupt value */
-	sk = bpf_map_lookup_elem(&rs_sockets, &slot);
-	if (!sk)
-		return RS_STAT_MISS; /* the gateway closed its socket */
-	err = bpf_sk_assign(ctx, sk, 0);
+		return NULL;
+	return bpf_map_lookup_elem(&rs_sockets, &slot);
+}
+
+/* Assigns sk and releases it; returns the stat to count. */
+static __always_inline __u32 assign(struct bpf_sk_lookup *ctx, struct bpf_sock *sk, __u32 success)
+{
+	long err = bpf_sk_assign(ctx, sk, 0);
+
 	bpf_sk_release(sk);
 	return err ? RS_STAT_ASSIGN_ERROR : success;
 }
@@ -145,8 +153,9 @@ int rs_steer(struct bpf_sk_lookup *ctx)
 {
 	struct rs_endpoint_key svc = {};
 	struct rs_source_key src = {};
+	struct bpf_sock *sk;
 	struct rs_pin *pin;
-	__u32 outcome;
+	__u32 slot;
 
 	if (ctx->protocol != IPPROTO_TCP || !service_key(ctx, &svc))
 		return SK_PASS;
@@ -156,10 +165,27 @@ int rs_steer(struct bpf_sk_lookup *ctx)
 
 	source_key(ctx, &src);
 	pin = bpf_map_lookup_elem(&rs_pins, &src);
-	if (pin)
-		outcome = assign(ctx, pin->slot, RS_STAT_PINNED);
-	else
-		outcome = assign(ctx, table_slot(&src), RS_STAT_TABLE);
-	count(outcome);
+	if (pin) {
+		sk = slot_socket(pin->slot);
+		if (sk) {
+			/* No fallback when the kernel refuses the socket: the
+			 * pin is not stale (its gateway is alive and is the
+			 * supervisor's placement), and the refusal (a family
+			 * mismatch, or another program assigned first) must
+			 * show as an assign error, not hide behind a table
+			 * outcome. */
+			count(assign(ctx, sk, RS_STAT_PINNED));
+			return SK_PASS;
+		}
+		count(RS_STAT_PIN_STALE); /* outside the sum: the table's outcome counts too */
+	}
+
+	slot = table_slot(&src);
+	if (slot >= RS_SLOTS_MAX) {
+		count(RS_STAT_NONE); /* RS_SLOT_NONE (no local room), or a corrupt value */
+		return SK_PASS;
+	}
+	sk = slot_socket(slot);
+	count(sk ? assign(ctx, sk, RS_STAT_TABLE) : RS_STAT_MISS);
 	return SK_PASS; /* with a socket assigned, SK_PASS delivers to it */
 }

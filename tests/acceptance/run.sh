@@ -8,7 +8,9 @@
 # Prints one line per test (ok / FAIL / skip), a failing test's output, and
 # last the line `acceptance: N passed, N failed`.  Exit status 1 on any
 # failure.  A test exits 77 to be skipped, which it does only when not root
-# or when `ip netns` is unavailable.  Every test's output, logs and store are
+# or when `ip netns` is unavailable; with CI=true in the environment a skip
+# counts as a failure (CI runs as root with ip netns, where nothing may skip).
+# Every test's output, logs and store are
 # kept in BUILD_DIR/acceptance/NAME/.  RS_TEST_TIMEOUT bounds one test (s).
 # RS_ACCEPT_TAG names a second pass of the same tests (e.g. `pg`, against
 # PostgreSQL: RS_PG_DIR set): its lines say [TAG], its files go to
@@ -68,6 +70,12 @@ for t in "$here"/t_*.sh; do
 		;;
 	esac
 done
-[ $skipped -gt 0 ] && echo "acceptance: $skipped skipped (not root, or no ip netns)"
+if [ $skipped -gt 0 ]; then
+	echo "acceptance$label: $skipped skipped (not root, or no ip netns)"
+	if [ "${CI:-}" = true ]; then
+		echo "acceptance$label: CI=true: skip counts as a failure (CI runs the acceptance tests as root with ip netns)"
+		failed=$((failed + skipped))
+	fi
+fi
 echo "acceptance$label: $pass passed, $failed failed"
 [ $failed -eq 0 ]

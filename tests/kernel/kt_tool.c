@@ -13,7 +13,8 @@
  *   kt_tool swap LINK_PIN
  *       replaces the program of the pinned sk_lookup link with a two-line
  *       "return SK_PASS" one (BPF_LINK_UPDATE): what a different agent
- *       version's datapath looks like to the upgrade check.
+ *       version's datapath looks like to the upgrade check.  A program the
+ *       kernel refuses fails (exit 1) with the verifier's log on stderr.
  *   kt_tool bench SERVICE DIRECT SECONDS LINK_PIN
  *       the steering benchmark (bench/bench_steer.sh): with BPF_STATS_RUN_TIME
  *       on (bpf_enable_stats), alternates rounds of connections to SERVICE
@@ -267,12 +268,21 @@ static int swap(const char *link_pin)
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_SK_LOOKUP);
+	/* With a log buffer (and log level 0) libbpf retries a refused load
+	 * with the verifier's log on, so a rejection says why. */
+	static char log[16384];
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_SK_LOOKUP, .log_buf = log,
+		    .log_size = sizeof(log));
 	int prog = bpf_prog_load(BPF_PROG_TYPE_SK_LOOKUP, "rs_other", "GPL", insns, 2, &opts);
-	int link = bpf_obj_get(link_pin);
+	int link;
 
-	if (prog < 0 || link < 0 || bpf_link_update(link, prog, NULL) < 0) {
-		fprintf(stderr, "kt_tool swap: %s\n", strerror(errno));
+	if (prog < 0) {
+		fprintf(stderr, "kt_tool swap: the kernel refused the program: %s\n%s", strerror(errno), log);
+		return 1;
+	}
+	link = bpf_obj_get(link_pin);
+	if (link < 0 || bpf_link_update(link, prog, NULL) < 0) {
+		fprintf(stderr, "kt_tool swap: cannot update the link %s: %s\n", link_pin, strerror(errno));
 		return 1;
 	}
 	close(link);

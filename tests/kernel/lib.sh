@@ -2,10 +2,16 @@
 # tests/kernel/lib.sh - a network namespace with the agent in it, for the
 # agent tests.  Source it, then:
 #
-#   kt_up                  netns (lo up), temp dir, store path; EXIT trap
+#   kt_up                  netns (lo up), temp dir, store path; EXIT trap;
+#                          exits 77 (skipped) when not root, the one reason
+#                          to skip: as root, anything that does not work fails
+#   kt_at_exit FUNC        call FUNC from the EXIT trap (before the netns and
+#                          the temp dir go), for what a test starts itself
 #   kt_ns CMD...           run CMD in the netns (nsenter: host mount namespace)
 #   agent_start [ARGS...]  ringsteer-agent for the Service 127.0.0.100:7000 with
-#                          its socket in the temp dir; waits until it is ready
+#                          its socket in the temp dir; waits until it is ready,
+#                          fails at once if it exits first (e.g. a program the
+#                          kernel refused: its log, with libbpf's, is printed)
 #   agent_kill / agent_stop  SIGKILL / SIGTERM (must exit 0), then wait
 #   gws_start ID=ADDR:PORT...  kt_tool serve: listeners registered with the agent
 #   dial SRC               which gateway a connection from SRC to the Service reaches
@@ -19,6 +25,7 @@
 RS_BUILD=${RS_BUILD:-build}
 KT_SERVICE=127.0.0.100:7000
 KT_NS="" KT_DIR="" KT_INO="" KT_AGENT_PID="" KT_GWS_PID="" KT_AGENT_STARTS=0
+KT_AT_EXIT=()
 
 kt_log() { printf '%s %s\n' "$(date +%H:%M:%S.%3N)" "$*" >&2; }
 kt_ns() { nsenter --net="/run/netns/$KT_NS" "$@"; }
@@ -28,6 +35,8 @@ kt_down() {
 	[ -n "$KT_GWS_PID" ] && kill -KILL "$KT_GWS_PID" 2>/dev/null
 	[ -n "$KT_AGENT_PID" ] && kill -KILL "$KT_AGENT_PID" 2>/dev/null
 	wait 2>/dev/null
+	local f
+	for f in "${KT_AT_EXIT[@]}"; do "$f"; done
 	[ -n "$KT_INO" ] && rm -rf "/sys/fs/bpf/ringsteer/$KT_INO"
 	[ -n "$KT_NS" ] && ip netns del "$KT_NS" 2>/dev/null
 	[ -n "$KT_DIR" ] && rm -rf "$KT_DIR"
@@ -47,6 +56,8 @@ kt_up() {
 	KT_INO=$(kt_ns stat -L -c %i /proc/self/ns/net)
 	KT_STORE="sqlite:$KT_DIR/ringsteer.db"
 }
+
+kt_at_exit() { KT_AT_EXIT+=("$1"); }
 
 fail() {
 	echo "FAIL: $*" >&2
@@ -74,7 +85,19 @@ agent_start() {
 	nsenter --net="/run/netns/$KT_NS" "$RS_BUILD/ringsteer-agent" --service "$KT_SERVICE" \
 		--socket "$KT_DIR/agent.sock" --sync-interval 100 "$@" 2>"$KT_DIR/agent.$KT_AGENT_STARTS.log" &
 	KT_AGENT_PID=$!
-	await "agent ready" 10 grep -q 'event=ready' "$KT_DIR/agent.$KT_AGENT_STARTS.log"
+	# Not await: an agent that exits (a program the kernel refused, status
+	# 3 or 1) fails the test at once, with its log, not after the timeout.
+	local end=$(($(date +%s%N) + 10000000000)) rc
+	until grep -q 'event=ready' "$KT_DIR/agent.$KT_AGENT_STARTS.log"; do
+		if ! kill -0 "$KT_AGENT_PID" 2>/dev/null; then
+			wait "$KT_AGENT_PID"
+			rc=$?
+			KT_AGENT_PID=""
+			fail "the agent exited with status $rc before it was ready"
+		fi
+		[ "$(date +%s%N)" -lt $end ] || fail "timed out after 10s: agent ready"
+		sleep 0.05
+	done
 }
 
 agent_log() { cat "$KT_DIR/agent.$KT_AGENT_STARTS.log"; }

@@ -165,25 +165,50 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 }
 
 
-/* libbpf's warnings as log lines (its debug chatter dropped), one per line
- * of what it printed: a verifier rejection arrives as one message holding
- * the whole verifier log, whose last lines say why. */
+/* libbpf's warnings and notes as log lines, one per line of its message
+ * (its debug chatter dropped).  A program the kernel rejects comes as one
+ * message holding the verifier's log, whose last lines say why: a long
+ * message keeps its first and last lines and says how many it left out, so
+ * the reason is never cut off and the log stays bounded. */
+#define LIBBPF_HEAD_LINES 4
+#define LIBBPF_TAIL_LINES 40
+
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char *text = NULL, *line, *save = NULL;
+	const char *lvl = level == LIBBPF_WARN ? "warn" : "info";
+	char *msg = NULL, *line, *end;
+	size_t total = 0, i = 0;
 
-	if (level == LIBBPF_DEBUG || vasprintf(&text, fmt, ap) < 0)
+	if (level == LIBBPF_DEBUG || vasprintf(&msg, fmt, ap) < 0)
 		return 0;
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		size_t n = strlen(line);
+	for (line = msg; *line; line = *end ? end + 1 : end, total++)
+		end = line + strcspn(line, "\n");
+	for (line = msg; *line; line = *end ? end + 1 : end, i++) {
+		size_t n;
+		char keep;
 
+		end = line + strcspn(line, "\n");
+		if (i >= LIBBPF_HEAD_LINES && i + LIBBPF_TAIL_LINES < total) {
+			if (i == LIBBPF_HEAD_LINES) {
+				char note[64];
+
+				snprintf(note, sizeof(note), "(%zu lines left out)",
+					 total - LIBBPF_HEAD_LINES - LIBBPF_TAIL_LINES);
+				rs_log(stderr, lvl, "agent", "event", "libbpf", "msg", note, NULL);
+			}
+			continue;
+		}
+		n = (size_t)(end - line);
 		while (n > 0 && line[n - 1] == ' ')
-			line[--n] = '\0';
-		if (n)
-			rs_log(stderr, level == LIBBPF_WARN ? "warn" : "info", "agent", "event", "libbpf", "msg", line,
-			       NULL);
+			n--;
+		if (!n)
+			continue;
+		keep = line[n];
+		line[n] = '\0'; /* the line alone; restored for the walk */
+		rs_log(stderr, lvl, "agent", "event", "libbpf", "msg", line, NULL);
+		line[n] = keep;
 	}
-	free(text);
+	free(msg);
 	return 0;
 }
 

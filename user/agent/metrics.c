@@ -71,16 +71,25 @@ static void render(const void *ctx, struct evbuffer *b)
 	};
 	const struct agent_counters *k = &a->counters;
 	uint64_t st[RS_STAT_COUNT];
+	bool have_stats;
 	struct rs_agent_reg_stats reg = { 0 };
 
 	render_connections(a, b);
+	have_stats = agent_stats_read(&a->k.maps, st) == 0;
 	rs_metrics_family(b, "ringsteer_agent_lookups_total", "counter",
-	       "sk_lookup runs on a Service address, by result (pinned, table: steered; miss: the slot's socket is "
-	       "gone; error: the kernel refused the socket; none: no slot).");
-	if (agent_stats_read(&a->k.maps, st) == 0)
-		for (size_t i = 0; i < sizeof(results) / sizeof(results[0]); i++)
-			evbuffer_add_printf(b, "ringsteer_agent_lookups_total{result=\"%s\"} %llu\n", results[i].label,
-					    (unsigned long long)st[results[i].stat]);
+	       "sk_lookup runs on a Service address, by result (pinned, table: steered; miss: the bucket's slot has "
+	       "no socket; error: the kernel refused the socket; none: no slot).");
+	for (size_t i = 0; have_stats && i < sizeof(results) / sizeof(results[0]); i++)
+		evbuffer_add_printf(b, "ringsteer_agent_lookups_total{result=\"%s\"} %llu\n", results[i].label,
+				    (unsigned long long)st[results[i].stat]);
+	/* A family of its own, not a result: these runs are also counted
+	 * under the table's result, and the results sum to the lookups. */
+	rs_metrics_family(b, "ringsteer_agent_stale_pin_lookups_total", "counter",
+			  "sk_lookup runs whose pin named a slot with no socket and fell back to the bucket table "
+			  "(each also counted in ringsteer_agent_lookups_total by the table's result).");
+	if (have_stats)
+		evbuffer_add_printf(b, "ringsteer_agent_stale_pin_lookups_total %llu\n",
+				    (unsigned long long)st[RS_STAT_PIN_STALE]);
 	rs_metrics_family(b, "ringsteer_agent_pins", "gauge", "Pins written by the last sync, by origin.");
 	evbuffer_add_printf(b, "ringsteer_agent_pins{origin=\"session\"} %u\n", a->pins_live);
 	evbuffer_add_printf(b, "ringsteer_agent_pins{origin=\"precomputed\"} %u\n", a->pins_precomputed);

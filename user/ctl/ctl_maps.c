@@ -186,7 +186,7 @@ static const char *safe_id(const char *id)
 static int print_all(const char *dir, const struct maps *m, bool json)
 {
 	static const char *const stat_names[RS_STAT_COUNT] = { "lookups", "pinned", "table", "miss", "assign_error",
-								"none" };
+								"none", "pin_stale" };
 	struct slot_facts *s = calloc(RS_SLOTS_MAX, sizeof(*s));
 	uint64_t stats[RS_STAT_COUNT] = { 0 };
 	int ncpu = libbpf_num_possible_cpus();
