@@ -34,7 +34,7 @@ in_ns() { nsenter --net="/run/netns/$ns" "$@"; }
 ino=$(in_ns stat -L -c %i /proc/self/ns/net)
 
 nsenter --net="/run/netns/$ns" "$build/ringsteer-agent" --service 127.0.0.100:7000 \
-	--socket "$dir/agent.sock" 2>"$dir/agent.log" &
+	--no-connect --socket "$dir/agent.sock" 2>"$dir/agent.log" &
 agent=$!
 disown
 for _ in $(seq 100); do grep -q event=ready "$dir/agent.log" && break; sleep 0.05; done

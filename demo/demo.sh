@@ -129,7 +129,7 @@ demo_agent() {
 	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 	nsenter --net="/run/netns/$RS_NS" "$RS_BUILD/ringsteer-agent" --service "$RS_SERVICE" \
 		--store "$RS_STORE" --ttl "$RS_TTL_MS" --sync-interval 100 --metrics "$RS_AGENT_METRICS" \
-		--socket "$RS_DIR/agent.sock" 2>"$(agent_log)" &
+		--no-connect --socket "$RS_DIR/agent.sock" 2>"$(agent_log)" &
 	local pid=$! deadline=$(($(rs_now_ms) + 10000)) rc
 	while ! grep -q 'event=ready' "$(agent_log)"; do
 		if ! kill -0 "$pid" 2>/dev/null; then

@@ -758,7 +758,7 @@ agent_start() {
 	# shellcheck disable=SC2046
 	nsenter --net="/run/netns/$RS_NS" $(rs_valgrind "$(agent_log).vg") "$RS_BUILD/ringsteer-agent" \
 		--service "$RS_SERVICE" --store "$RS_STORE" --ttl "$RS_TTL_MS" --sync-interval 100 \
-		--metrics "$RS_AGENT_METRICS" --socket "$RS_DIR/agent.sock" "$@" 2>"$(agent_log)" &
+		--metrics "$RS_AGENT_METRICS" --no-connect --socket "$RS_DIR/agent.sock" "$@" 2>"$(agent_log)" &
 	RS_AGENT_PID=$!
 	disown "$!"
 	await "agent ready" "$(rs_slow 10)" grep -q 'event=ready' "$(agent_log)"

@@ -233,7 +233,7 @@ node_agent_start() {
 	# shellcheck disable=SC2086
 	nsenter --net="/run/netns/$ns" "$RS_BUILD/ringsteer-agent" --service "$RS_SERVICE" \
 		--store "$RS_STORE" --ttl "$RS_TTL_MS" --sync-interval 100 \
-		--metrics "$(node_addr "$k"):$RS_NODES_AGENT_PORT" --socket "$RS_DIR/agent-n$k.sock" \
+		--metrics "$(node_addr "$k"):$RS_NODES_AGENT_PORT" --no-connect --socket "$RS_DIR/agent-n$k.sock" \
 		$RS_NODES_AGENT_ARGS "$@" 2>"$(node_agent_log "$k")" &
 	RS_NODE_AGENT_PID[$k]=$!
 	disown "$!"

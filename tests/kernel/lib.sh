@@ -24,7 +24,7 @@
 # supervisors 127.0.2.N, the Service 127.0.0.100:7000.
 RS_BUILD=${RS_BUILD:-build}
 KT_SERVICE=127.0.0.100:7000
-KT_NS="" KT_DIR="" KT_INO="" KT_AGENT_PID="" KT_GWS_PID="" KT_AGENT_STARTS=0
+KT_NS="" KT_DIR="" KT_INO="" KT_AGENT_PID="" KT_GWS_PID="" KT_AGENT_STARTS=0 KT_CG="" KT_CONNECT=""
 KT_AT_EXIT=()
 
 kt_log() { printf '%s %s\n' "$(date +%H:%M:%S.%3N)" "$*" >&2; }
@@ -39,6 +39,7 @@ kt_down() {
 	for f in "${KT_AT_EXIT[@]}"; do "$f"; done
 	[ -n "$KT_INO" ] && rm -rf "/sys/fs/bpf/ringsteer/$KT_INO"
 	[ -n "$KT_NS" ] && ip netns del "$KT_NS" 2>/dev/null
+	[ -n "$KT_CG" ] && kt_cgroup_remove "$KT_CG"
 	[ -n "$KT_DIR" ] && rm -rf "$KT_DIR"
 	exit $rc
 }
@@ -55,6 +56,22 @@ kt_up() {
 	ip -n "$KT_NS" link set lo up
 	KT_INO=$(kt_ns stat -L -c %i /proc/self/ns/net)
 	KT_STORE="sqlite:$KT_DIR/ringsteer.db"
+	# Connect-time steering attaches to a cgroup of the test's own, never
+	# the machine's root (tests side by side must not see each other).
+	KT_CG="$(findmnt -n -o TARGET -t cgroup2 | head -n 1)/rs-kt-$$-$RANDOM"
+	mkdir "$KT_CG" || fail "cannot create cgroup $KT_CG"
+	KT_CONNECT="--cgroup $KT_CG"
+}
+
+# Removes a cgroup directory and its children once their processes are gone.
+kt_cgroup_remove() {
+	local end=$(($(date +%s) + 10)) d
+	while [ "$(date +%s)" -le $end ]; do
+		for d in $(find "$1" -depth -type d 2>/dev/null); do rmdir "$d" 2>/dev/null; done
+		[ -d "$1" ] || return 0
+		sleep 0.05
+	done
+	echo "warning: cgroup $1 not removed" >&2
 }
 
 kt_at_exit() { KT_AT_EXIT+=("$1"); }
@@ -82,7 +99,7 @@ agent_start() {
 	KT_AGENT_STARTS=$((KT_AGENT_STARTS + 1))
 	# nsenter itself, not the kt_ns function: $! must be the agent's pid
 	# (nsenter execs it), not a subshell's.
-	nsenter --net="/run/netns/$KT_NS" "$RS_BUILD/ringsteer-agent" --service "$KT_SERVICE" \
+	nsenter --net="/run/netns/$KT_NS" "$RS_BUILD/ringsteer-agent" --service "$KT_SERVICE" $KT_CONNECT \
 		--socket "$KT_DIR/agent.sock" --sync-interval 100 "$@" 2>"$KT_DIR/agent.$KT_AGENT_STARTS.log" &
 	KT_AGENT_PID=$!
 	# Not await: an agent that exits (a program the kernel refused, status

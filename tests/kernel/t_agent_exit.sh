@@ -7,7 +7,7 @@ set -u
 kt_up
 
 kt_ns setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-	"$RS_BUILD/ringsteer-agent" --service "$KT_SERVICE" --socket "$KT_DIR/agent.sock" 2>"$KT_DIR/unpriv.log"
+	"$RS_BUILD/ringsteer-agent" --service "$KT_SERVICE" $KT_CONNECT --socket "$KT_DIR/agent.sock" 2>"$KT_DIR/unpriv.log"
 rc=$?
 [ $rc = 3 ] || fail "unprivileged agent: status $rc, want 3: $(cat "$KT_DIR/unpriv.log")"
 [ "$(wc -l <"$KT_DIR/unpriv.log")" = 1 ] && grep -q 'event=no_steering reason="not privileged' "$KT_DIR/unpriv.log" ||
@@ -16,7 +16,7 @@ rc=$?
 # A kernel without sk_lookup (the probe overridden, so every kernel of the
 # matrix runs this): one line naming the missing feature, status 3, nothing
 # loaded or pinned.
-kt_ns "$RS_BUILD/ringsteer-agent" --service "$KT_SERVICE" --socket "$KT_DIR/agent.sock" \
+kt_ns "$RS_BUILD/ringsteer-agent" --service "$KT_SERVICE" $KT_CONNECT --socket "$KT_DIR/agent.sock" \
 	--probe-missing sk_lookup 2>"$KT_DIR/nolookup.log"
 rc=$?
 [ $rc = 3 ] || fail "agent without sk_lookup: status $rc, want 3: $(cat "$KT_DIR/nolookup.log")"

@@ -47,7 +47,7 @@ after=$(maps_json) || fail "ringsteerctl maps"
 await "pin follows the store to gw-a" 5 dial_is 127.0.2.1 gw-a
 
 kt_log "a second agent for the same netns is refused"
-kt_ns "$RS_BUILD/ringsteer-agent" --service "$KT_SERVICE" --socket "$KT_DIR/agent2.sock" 2>"$KT_DIR/agent2.log"
+kt_ns "$RS_BUILD/ringsteer-agent" --service "$KT_SERVICE" $KT_CONNECT --socket "$KT_DIR/agent2.sock" 2>"$KT_DIR/agent2.log"
 rc=$?
 [ $rc = 1 ] && grep -q 'another agent holds' "$KT_DIR/agent2.log" || fail "second agent: status $rc, $(cat "$KT_DIR/agent2.log")"
 agent_stop

@@ -25,7 +25,7 @@ kt_ns "$RS_BUILD/kernel/kt_tool" swap "/sys/fs/bpf/ringsteer/$KT_INO/link_steer"
 other=$(maps_json | jq -r .links.link_steer.tag)
 [ "$other" != "$tag" ] || fail "swap kept the tag"
 
-kt_ns "$RS_BUILD/ringsteer-agent" --service "$KT_SERVICE" --socket "$KT_DIR/agent.sock" 2>"$KT_DIR/refused.log"
+kt_ns "$RS_BUILD/ringsteer-agent" --service "$KT_SERVICE" $KT_CONNECT --socket "$KT_DIR/agent.sock" 2>"$KT_DIR/refused.log"
 rc=$?
 [ $rc = 4 ] && grep -q 'event=upgrade_refused' "$KT_DIR/refused.log" || fail "no --replace: status $rc, $(cat "$KT_DIR/refused.log")"
 [ "$(maps_json | jq -r .links.link_steer.tag)" = "$other" ] || fail "a refused upgrade changed the program"

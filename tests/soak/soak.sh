@@ -208,7 +208,7 @@ soak_agent_first() {
 	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 	nsenter --net="/run/netns/$RS_NS" "$RS_BUILD/ringsteer-agent" --service "$RS_SERVICE" \
 		--store "$RS_STORE" --ttl "$RS_TTL_MS" --sync-interval 100 --metrics "$RS_AGENT_METRICS" \
-		--socket "$RS_DIR/agent.sock" 2>"$(agent_log)" &
+		--no-connect --socket "$RS_DIR/agent.sock" 2>"$(agent_log)" &
 	RS_AGENT_PID=$!
 	local i
 	for ((i = 0; i < 200; i++)); do
