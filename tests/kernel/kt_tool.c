@@ -7,6 +7,20 @@
  *       connection with its gateway ID and a newline and closes it.  Runs
  *       until killed; re-registers every listener on SIGHUP (what a gateway
  *       does when the agent restarts).
+ *       SOCKET "-" registers nothing: plain named listeners (connect-time
+ *       steering's targets, or kube-proxy's backend).
+ *   kt_tool gateway STORE HEARTBEAT_MS ID=PEER...
+ *       writes each gateway's row (serving, peer endpoint PEER) into the
+ *       store; with HEARTBEAT_MS > 0 keeps refreshing them every
+ *       HEARTBEAT_MS until killed, as a gateway's heartbeat would.
+ *   kt_tool member SOCKET MEMBER [DST [mapped] [nonblock]]
+ *       registers MEMBER with the agent's member socket (SOCKET "-": not at
+ *       all) and prints "registered TEXT" or "refused REASON TEXT"; with
+ *       DST, then connects to it (AF_INET, or AF_INET6 to the v4-mapped
+ *       address with "mapped"; a non-blocking connect with "nonblock") and
+ *       prints "reached=LINE peer=ADDR:PORT" (LINE: what the listener
+ *       said; peer: getpeername).  Without DST, holds the registration
+ *       until stdin closes.
  *   kt_tool dial SRC DST
  *       connects from address SRC to DST, prints the line it reads (the
  *       gateway ID) or "refused"; exit 0 either way, 1 on other errors.
@@ -26,6 +40,8 @@
  *       so ports never run out); the listener drains its accept queue.
  */
 #include <errno.h>
+#include <netinet/in.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -39,6 +55,7 @@
 
 #include "ringsteer/agent_reg.h"
 #include "ringsteer/endpoint.h"
+#include "ringsteer/store.h"
 
 #define LISTENERS_MAX 16
 
@@ -99,7 +116,7 @@ static int serve(const char *sock, int argc, char **argv)
 		}
 		p[n] = (struct pollfd){ .fd = fds[n], .events = POLLIN };
 	}
-	if (register_all(sock, ids, fds, n))
+	if (strcmp(sock, "-") != 0 && register_all(sock, ids, fds, n))
 		return 1;
 	printf("ready\n");
 	fflush(stdout);
@@ -109,7 +126,7 @@ static int serve(const char *sock, int argc, char **argv)
 	for (;;) {
 		struct timespec zero = { 0 };
 
-		if (sigtimedwait(&hup, NULL, &zero) == SIGHUP && register_all(sock, ids, fds, n))
+		if (sigtimedwait(&hup, NULL, &zero) == SIGHUP && strcmp(sock, "-") != 0 && register_all(sock, ids, fds, n))
 			return 1;
 		if (poll(p, (nfds_t)n, 100) <= 0)
 			continue;
@@ -159,6 +176,130 @@ static int dial(const char *src, const char *dst)
 	line[strcspn(line, "\n")] = '\0';
 	printf("%s\n", used ? line : "closed");
 	return 0;
+}
+
+static int gateway_rows(const char *url, const char *every, int argc, char **argv)
+{
+	struct rs_store *st = NULL;
+	long ms = strtol(every, NULL, 10);
+	int err;
+
+	err = rs_store_open(url, NULL, &st);
+	if (err) {
+		fprintf(stderr, "kt_tool: store %s: %s\n", url, strerror(-err));
+		return 1;
+	}
+	for (;;) {
+		struct timespec now, pause = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		for (int i = 0; i < argc; i++) {
+			char id[RS_ID_MAX + 1], *eq = strchr(argv[i], '=');
+
+			if (!eq || eq - argv[i] > RS_ID_MAX)
+				return 2;
+			snprintf(id, sizeof(id), "%.*s", (int)(eq - argv[i]), argv[i]);
+			err = rs_store_gateway_register(st, id, eq + 1, RS_GATEWAY_SERVING,
+							(int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+			if (err) {
+				fprintf(stderr, "kt_tool: gateway %s: %s\n", id, strerror(-err));
+				rs_store_close(st);
+				return 1;
+			}
+		}
+		if (ms <= 0)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	rs_store_close(st);
+	return 0;
+}
+
+/* Connects to dst (v4-mapped from an AF_INET6 socket if mapped; completed
+ * by poll when nonblock), prints what the listener said and getpeername. */
+static int member_dial(const char *dst, bool mapped, bool nonblock)
+{
+	struct sockaddr_storage to, peer;
+	socklen_t to_len, peer_len = sizeof(peer);
+	char line[300], peer_text[128];
+	ssize_t got;
+	size_t used = 0;
+	int fd;
+
+	if (rs_endpoint_parse(dst, &to, &to_len) || to.ss_family != AF_INET)
+		return 2;
+	if (mapped) {
+		struct sockaddr_in in4 = *(struct sockaddr_in *)&to;
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&to;
+
+		memset(&to, 0, sizeof(to));
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = in4.sin_port;
+		in6->sin6_addr.s6_addr[10] = 0xff;
+		in6->sin6_addr.s6_addr[11] = 0xff;
+		memcpy(&in6->sin6_addr.s6_addr[12], &in4.sin_addr, 4);
+		to_len = sizeof(*in6);
+	}
+	fd = socket(to.ss_family, SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
+	if (fd < 0)
+		return 1;
+	if (connect(fd, (struct sockaddr *)&to, to_len) < 0) {
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		int soerr = 0;
+		socklen_t len = sizeof(soerr);
+
+		if (!nonblock || errno != EINPROGRESS || poll(&p, 1, 3000) != 1 ||
+		    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0 || soerr) {
+			printf("reached=refused peer=-\n");
+			close(fd);
+			return 0;
+		}
+		fcntl(fd, F_SETFL, 0); /* blocking for the read below */
+	}
+	if (getpeername(fd, (struct sockaddr *)&peer, &peer_len) < 0 ||
+	    rs_endpoint_format((struct sockaddr *)&peer, peer_text, sizeof(peer_text)))
+		snprintf(peer_text, sizeof(peer_text), "-");
+	while (used < sizeof(line) - 1 && (got = read(fd, line + used, sizeof(line) - 1 - used)) > 0)
+		used += (size_t)got;
+	close(fd);
+	line[used] = '\0';
+	line[strcspn(line, "\n")] = '\0';
+	printf("reached=%s peer=%s\n", used ? line : "closed", peer_text);
+	return 0;
+}
+
+static int member(int argc, char **argv)
+{
+	struct rs_agent_reg_reply reply;
+	int link = -1, rc = 0;
+	bool mapped = false, nonblock = false;
+
+	for (int i = 3; i < argc; i++) {
+		mapped |= strcmp(argv[i], "mapped") == 0;
+		nonblock |= strcmp(argv[i], "nonblock") == 0;
+	}
+	if (strcmp(argv[0], "-") != 0) {
+		int err = rs_agent_member_register(argv[0], argv[1], 2000, &link, &reply);
+
+		if (err == -EACCES)
+			printf("refused %s %s\n", rs_agent_reg_reason_name(reply.reason), reply.text);
+		else if (err)
+			printf("failed %s\n", strerror(-err));
+		else
+			printf("registered %s\n", reply.text);
+		fflush(stdout);
+	}
+	if (argc >= 3)
+		rc = member_dial(argv[2], mapped, nonblock);
+	else if (link >= 0) {
+		char byte;
+
+		while (read(0, &byte, 1) > 0)
+			; /* hold the registration until stdin closes */
+	}
+	if (link >= 0)
+		close(link);
+	return rc;
 }
 
 static double now_s(void)
@@ -295,12 +436,18 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (argc >= 4 && strcmp(argv[1], "serve") == 0)
 		return serve(argv[2], argc - 3, argv + 3);
+	if (argc >= 5 && strcmp(argv[1], "gateway") == 0)
+		return gateway_rows(argv[2], argv[3], argc - 4, argv + 4);
+	if (argc >= 4 && strcmp(argv[1], "member") == 0)
+		return member(argc - 2, argv + 2);
 	if (argc == 4 && strcmp(argv[1], "dial") == 0)
 		return dial(argv[2], argv[3]);
 	if (argc == 3 && strcmp(argv[1], "swap") == 0)
 		return swap(argv[2]);
 	if (argc == 6 && strcmp(argv[1], "bench") == 0)
 		return bench(argv[2], argv[3], argv[4], argv[5]);
-	fprintf(stderr, "usage: kt_tool serve SOCKET ID=ADDR:PORT... | dial SRC DST | swap LINK | bench SERVICE DIRECT SECONDS LINK\n");
+	fprintf(stderr, "usage: kt_tool serve SOCKET ID=ADDR:PORT... | gateway STORE MS ID=PEER... | "
+			"member SOCKET MEMBER [DST [mapped] [nonblock]] | dial SRC DST | swap LINK | "
+			"bench SERVICE DIRECT SECONDS LINK\n");
 	return 2;
 }
