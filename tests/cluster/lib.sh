@@ -32,6 +32,8 @@
 # Service is nftables DNAT with `numgen random mod N` as kube-proxy makes it.
 # Several nodes (namespaces on a bridge): source tests/cluster/nodes.sh after
 # this file; it redefines the topology hooks (gw_ns, sup_ns, gw_addr, ...).
+# Pods (a netns and a cgroup per gateway and supervisor, kube-proxy's Service
+# on each node): tests/cluster/pods.sh, the same way.
 #
 # Environment:
 #   RS_BUILD            directory of the binaries (default: build)
@@ -104,6 +106,12 @@ sup_addr() { echo "127.0.2.$1"; }
 gw_ns() { echo "$RS_NS"; }     # the namespace gw-N runs in
 sup_ns() { echo "$RS_NS"; }    # the namespace sup-M runs in
 gw_node_args() { :; }          # extra flags for gw-N from its node
+sup_node_args() { :; }         # extra flags for sup-M from its node
+# gw_exec N CMD... / sup_exec M CMD...: run CMD as gw-N's / sup-M's process.
+# gw_start and sup_start call them with &, and they exec, so that $! is the
+# daemon's own pid (tests/cluster/pods.sh adds a cgroup before the exec).
+gw_exec() { local n=$1; shift; exec ip netns exec "$(gw_ns "$n")" "$@"; }
+sup_exec() { local m=$1; shift; exec ip netns exec "$(sup_ns "$m")" "$@"; }
 rs_all_ns() { echo "$RS_NS"; } # the namespaces cluster_down empties and deletes
 rs_down_hook() { :; }          # run by cluster_down before it kills processes
 gw_log() { echo "$RS_DIR/log/gw-$1.${2:-${RS_GW_STARTS[$1]:-1}}.log"; }
@@ -416,7 +424,7 @@ gw_start() {
 	local a
 	a=$(gw_addr "$n")
 	# shellcheck disable=SC2086,SC2046
-	ip netns exec "$(gw_ns "$n")" $(rs_valgrind "$(gw_log "$n").vg") "$RS_BUILD/ringsteer-gateway" --id "gw-$n" \
+	gw_exec "$n" $(rs_valgrind "$(gw_log "$n").vg") "$RS_BUILD/ringsteer-gateway" --id "gw-$n" \
 		--listen "$a:$RS_GW_LISTEN_PORT" --peer "$a:$RS_GW_PEER_PORT" \
 		--store "$RS_STORE" --secret "$RS_SECRET" --metrics "$a:$RS_GW_METRICS_PORT" \
 		--heartbeat "$RS_HEARTBEAT_MS" --ttl "$RS_TTL_MS" $(rs_valgrind_gw_args) $(rs_gw_transport_args "$n") \
@@ -473,11 +481,11 @@ sup_start() {
 		mv "$tok.new" "$tok"
 	fi
 	echo "$boxes" >"$boxf"
-	# shellcheck disable=SC2086
-	ip netns exec "$(sup_ns "$m")" "$RS_BUILD/ringsteer-supervisor" --id "sup-$m" \
+	# shellcheck disable=SC2086,SC2046
+	sup_exec "$m" "$RS_BUILD/ringsteer-supervisor" --id "sup-$m" \
 		--service "${RS_SUP_SERVICE:-$RS_SERVICE}" --token-file "$tok" \
 		--sandboxes "$boxes" --sandboxes-file "$boxf" --bind "$(sup_addr "$m")" $(rs_sup_transport_args "$m") \
-		$RS_SUP_ARGS ${RS_SUP_XARGS[$m]:-} >"$(sup_log "$m")" 2>&1 &
+		$RS_SUP_ARGS $(sup_node_args "$m") ${RS_SUP_XARGS[$m]:-} >"$(sup_log "$m")" 2>&1 &
 	RS_SUP_PID[$m]=$!
 	disown "$!"
 }
