@@ -334,7 +334,8 @@ node_agent_start() {
 	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || fail "cannot mount bpffs"
 	RS_NODE_AGENT_STARTS[$k]=$((${RS_NODE_AGENT_STARTS[$k]:-0} + 1))
 	# shellcheck disable=SC2046,SC2086
-	nodes_exec "$k" $(rs_valgrind "$(node_agent_log "$k").vg") "$RS_BUILD/ringsteer-agent" \
+	# nsenter itself, not nodes_exec: $! must be the agent (nsenter execs it).
+	nsenter --net="/run/netns/$(node_ns "$k")" $(rs_valgrind "$(node_agent_log "$k").vg") "$RS_BUILD/ringsteer-agent" \
 		--service "$RS_SERVICE" --cgroup "$(node_cgroup "$k")" \
 		--socket "$RS_DIR/agent-n$k.sock" --member-socket "$RS_DIR/member-n$k.sock" \
 		--store "$RS_STORE" --ttl "$RS_TTL_MS" --sync-interval 200 \
