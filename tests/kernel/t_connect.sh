@@ -20,7 +20,7 @@ kt_up
 TTL=3000
 SVC=198.19.0.100:7000
 SOCK="$KT_DIR/member.sock"
-PODS=()
+PODS=() GWROWS=""
 
 pod_up() { # NAME ADDR: a pod netns joined to the node, in cgroup KT_CG/NAME
 	local ns="$KT_NS-$1"
@@ -54,7 +54,7 @@ dnat_count() { kt_ns nft list chain ip kp pre | sed -n 's/.*counter packets \([0
 target_of() { grep "event=member_registered member=$1 " "$KT_DIR/agent.$KT_AGENT_STARTS.log" | tail -n 1 | sed -n 's/.* gateway=\([^ ]*\).*/\1/p'; }
 
 cleanup_pods() { for ns in "${PODS[@]}"; do ip netns del "$ns" 2>/dev/null; done; }
-trap 'rc=$?; kill $GWROWS 2>/dev/null; cleanup_pods; (exit $rc); kt_down' EXIT
+trap 'rc=$?; [ -n "$GWROWS" ] && kill $GWROWS 2>/dev/null; cleanup_pods; (exit $rc); kt_down' EXIT
 
 # The node: its address for the pods' default route, the gateways' peer
 # endpoints (named listeners: what a steered connect reaches) and
