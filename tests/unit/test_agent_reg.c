@@ -1118,11 +1118,66 @@ static void test_client_times_out(void **state)
 	close(s);
 }
 
+/* The member request: round trip, and every malformed variant refused with
+ * its own error; a gateway request is not a member request. */
+static void test_member_codec(void **state)
+{
+	struct rs_agent_member_request req = { .version = RS_AGENT_REG_VERSION }, out;
+	struct rs_agent_reg_request greq = { .version = RS_AGENT_REG_VERSION, .role = RS_AGENT_ROLE_LISTEN };
+	uint8_t buf[RS_AGENT_REG_MSG_MAX], bad[RS_AGENT_REG_MSG_MAX];
+	size_t len, size;
+
+	(void)state;
+	snprintf(req.member_id, sizeof(req.member_id), "sup-7.node-2");
+	assert_int_equal(rs_agent_member_encode_request(&req, buf, sizeof(buf), &len), 0);
+	assert_int_equal(rs_agent_member_decode_request(buf, len, &out, &size), 0);
+	assert_int_equal(size, len);
+	assert_string_equal(out.member_id, "sup-7.node-2");
+	/* every prefix is incomplete, and says how much it needs */
+	for (size_t n = 0; n < len; n++) {
+		assert_int_equal(rs_agent_member_decode_request(buf, n, &out, &size), -EAGAIN);
+		assert_true(size > n && size <= len);
+	}
+	memcpy(bad, buf, len);
+	bad[6] = 1; /* flags */
+	assert_int_equal(rs_agent_member_decode_request(bad, len, &out, &size), -EPROTO);
+	memcpy(bad, buf, len);
+	bad[4] = 9; /* version */
+	assert_int_equal(rs_agent_member_decode_request(bad, len, &out, &size), -EPROTONOSUPPORT);
+	memcpy(bad, buf, len);
+	bad[10] = 'A'; /* not [a-z0-9.-] */
+	assert_int_equal(rs_agent_member_decode_request(bad, len, &out, &size), -EINVAL);
+	memcpy(bad, buf, len);
+	bad[3] = 0xff; /* length beyond the bound */
+	assert_int_equal(rs_agent_member_decode_request(bad, len, &out, &size), -EMSGSIZE);
+	snprintf(req.member_id, sizeof(req.member_id), "Bad Id");
+	assert_int_equal(rs_agent_member_encode_request(&req, buf, sizeof(buf), &len), -EINVAL);
+	snprintf(greq.gateway_id, sizeof(greq.gateway_id), "gw-1");
+	assert_int_equal(rs_agent_reg_encode_request(&greq, buf, sizeof(buf), &len), 0);
+	assert_int_equal(rs_agent_member_decode_request(buf, len, &out, &size), -EPROTO);
+	assert_int_equal(rs_agent_reg_decode_request(buf, len, &greq, &size), 0);
+	assert_string_equal(rs_agent_reg_reason_name(RS_AGENT_REG_KEY_IN_USE), "key_in_use");
+}
+
+/* No agent: the member client says so at once, never waiting. */
+static void test_member_client_no_agent(void **state)
+{
+	int link = 7;
+
+	(void)state;
+	assert_int_equal(rs_agent_member_register("/nonexistent/ringsteer/member.sock", "sup-1", 1000, &link, NULL),
+			 -ENOENT);
+	assert_int_equal(link, -1);
+	assert_int_equal(rs_agent_member_register("/nonexistent/x.sock", "Bad", 1000, &link, NULL), -EINVAL);
+}
+
 static int run_suite(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_codec_round_trip),
 		cmocka_unit_test(test_codec_rejects),
+		cmocka_unit_test(test_member_codec),
+		cmocka_unit_test(test_member_client_no_agent),
 		cmocka_unit_test_setup_teardown(test_ok_ipv4, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_ok_ipv6, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_client_wrapper, fx_setup, fx_teardown),
