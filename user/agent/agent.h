@@ -102,6 +102,12 @@ int agent_slot_release(const struct agent_maps *m, uint32_t slot);
 /* Sum over CPUs of slot's counts.  Returns 0 or -errno. */
 int agent_slot_counts(const struct agent_maps *m, uint32_t slot, struct rs_conn_counts *out);
 
+/* Sum over CPUs of entries [0, n) of the per-CPU __u64 array fd (out[n]):
+ * the programs count per CPU without atomics, so a total exists only at read
+ * time.  Returns 0, or -EBADF (fd < 0: the map is not loaded) or -errno
+ * with out all zeros. */
+int agent_percpu_sum(int fd, uint32_t n, uint64_t *out);
+
 /* Sum over CPUs of every steering counter (out[RS_STAT_COUNT]). */
 int agent_stats_read(const struct agent_maps *m, uint64_t out[RS_STAT_COUNT]);
 

@@ -1,9 +1,12 @@
 /* metrics.c - the agent's /metrics in the Prometheus text format, read from
  * the maps at each scrape (the "bpf map exporter"): connections per local
  * gateway (sockops: established - closed), steering lookups by result
- * (per-CPU rs_stats summed), map fill, registrations and syncs.  Label sets
- * are bounded: one gateway label per slot (ids are checked before they are
- * printed, so no escaping is needed), fixed result and reason values. */
+ * (per-CPU rs_stats summed), map fill, registrations and syncs; with
+ * connect-time steering loaded, its connects by result (per-CPU
+ * rs_conn_stats summed), the registered supervisors and their targets.
+ * Label sets are bounded: one gateway label per slot or target slot (ids
+ * are checked before they are printed, so no escaping is needed), fixed
+ * result and reason values. */
 #include <errno.h>
 #include <string.h>
 
@@ -14,6 +17,22 @@
 #include "agent_run.h"
 #include "ringsteer/http.h"
 #include "ringsteer/proto.h"
+
+/* Connect-time steering is optional (--no-connect, an older kernel): its
+ * families appear only when its programs are loaded. */
+static bool connect_loaded(const struct agent *a)
+{
+	return a->k.maps.conn_stats >= 0;
+}
+
+static uint32_t targets_used(const struct agent *a)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < RS_TARGETS_MAX; i++)
+		n += a->targets[i].gateway[0] != '\0';
+	return n;
+}
 
 static void render_connections(const struct agent *a, struct evbuffer *b)
 {
@@ -56,6 +75,92 @@ static void render_connections(const struct agent *a, struct evbuffer *b)
 			    agent_map_count(m->pins, sizeof(struct rs_source_key), RS_PINS_MAX));
 	evbuffer_add_printf(b, "ringsteer_agent_map_entries{map=\"rs_endpoints\"} %ld\n",
 			    agent_map_count(m->endpoints, sizeof(struct rs_endpoint_key), RS_ENDPOINTS_MAX));
+	/* Here, not with the other connect-time families: a family's samples
+	 * must be contiguous. */
+	if (connect_loaded(a)) {
+		evbuffer_add_printf(b, "ringsteer_agent_map_entries{map=\"rs_clients\"} %ld\n",
+				    agent_map_count(m->clients, sizeof(struct rs_client_key), RS_CLIENTS_MAX));
+		evbuffer_add_printf(b, "ringsteer_agent_map_entries{map=\"rs_targets\"} %u\n", targets_used(a));
+	}
+}
+
+/* Member registration results that can happen (member_server.c,
+ * member_key.c, members.c): always printed, so the label set is fixed. */
+static const enum rs_agent_reg_reason member_reasons[] = {
+	RS_AGENT_REG_OK,      RS_AGENT_REG_MALFORMED,   RS_AGENT_REG_BAD_VERSION, RS_AGENT_REG_BAD_ID,
+	RS_AGENT_REG_TIMEOUT, RS_AGENT_REG_BUSY,        RS_AGENT_REG_INTERNAL,    RS_AGENT_REG_NO_KEY,
+	RS_AGENT_REG_OUTSIDE, RS_AGENT_REG_CALLER_GONE, RS_AGENT_REG_KEY_IN_USE,  RS_AGENT_REG_FULL,
+};
+
+static bool member_reason_listed(unsigned r)
+{
+	for (size_t i = 0; i < sizeof(member_reasons) / sizeof(member_reasons[0]); i++)
+		if (member_reasons[i] == r)
+			return true;
+	return false;
+}
+
+/* Connect-time steering: what the kernel did with connects (rs_conn_stats),
+ * who is registered, where they are sent. */
+static void render_connect(const struct agent *a, struct evbuffer *b)
+{
+	static const struct {
+		enum rs_conn_stat stat;
+		const char *label;
+	} results[] = {
+		{ RS_CSTAT_STEERED_NETNS, "steered_netns" }, { RS_CSTAT_STEERED_CGROUP, "steered_cgroup" },
+		{ RS_CSTAT_MISS, "miss" }, { RS_CSTAT_EXPIRED, "expired" }, { RS_CSTAT_TARGET_DOWN, "target_down" },
+	};
+	uint64_t st[RS_CSTAT_COUNT];
+	bool have_stats = agent_percpu_sum(a->k.maps.conn_stats, RS_CSTAT_COUNT, st) == 0;
+
+	rs_metrics_family(b, "ringsteer_agent_connect_lookups_total", "counter",
+			  "TCP connects to a Service address seen by connect-time steering (each counted once in "
+			  "ringsteer_agent_connects_total by result).");
+	if (have_stats)
+		evbuffer_add_printf(b, "ringsteer_agent_connect_lookups_total %llu\n",
+				    (unsigned long long)st[RS_CSTAT_LOOKUPS]);
+	rs_metrics_family(b, "ringsteer_agent_connects_total", "counter",
+			  "TCP connects to a Service address, by result (steered_netns, steered_cgroup: rewritten to "
+			  "the caller's gateway; miss: caller not registered; expired: its entry was not refreshed; "
+			  "target_down: its target not ready). Untouched connects go through the Service.");
+	for (size_t i = 0; have_stats && i < sizeof(results) / sizeof(results[0]); i++)
+		evbuffer_add_printf(b, "ringsteer_agent_connects_total{result=\"%s\"} %llu\n", results[i].label,
+				    (unsigned long long)st[results[i].stat]);
+	rs_metrics_family(b, "ringsteer_agent_getpeername_restored_total", "counter",
+			  "getpeername() calls on steered sockets answered with the Service address dialed.");
+	if (have_stats)
+		evbuffer_add_printf(b, "ringsteer_agent_getpeername_restored_total %llu\n",
+				    (unsigned long long)st[RS_CSTAT_PEERNAME]);
+
+	rs_metrics_family(b, "ringsteer_agent_members", "gauge", "Supervisors registered for connect-time steering.");
+	evbuffer_add_printf(b, "ringsteer_agent_members %zu\n", a->n_members);
+	rs_metrics_family(b, "ringsteer_agent_member_registrations_total", "counter",
+			  "Supervisor registrations answered, by result (ok, or the reason refused).");
+	for (unsigned r = 0; r < RS_AGENT_REG_REASON_COUNT; r++)
+		/* A reason outside the list is printed once it happens (bounded
+		 * by the enum), rather than counted and hidden. */
+		if (member_reason_listed(r) || a->member_results[r])
+			evbuffer_add_printf(b, "ringsteer_agent_member_registrations_total{result=\"%s\"} %llu\n",
+					    rs_agent_reg_reason_name(r), (unsigned long long)a->member_results[r]);
+	rs_metrics_family(b, "ringsteer_agent_members_gone_total", "counter",
+			  "Supervisor registrations ended by the supervisor (its link closed).");
+	evbuffer_add_printf(b, "ringsteer_agent_members_gone_total %llu\n",
+			    (unsigned long long)a->counters.members_gone);
+
+	/* One sample per used slot: members.c keeps one slot per gateway, so
+	 * a gateway label never repeats. */
+	rs_metrics_family(b, "ringsteer_agent_connect_targets", "gauge",
+			  "Gateways registered supervisors are sent to (1 per target slot); ready=0: not steered to "
+			  "(gone, draining, or not yet confirmed by a sync).");
+	for (uint32_t i = 0; i < RS_TARGETS_MAX; i++) {
+		const struct agent_target *t = &a->targets[i];
+
+		if (!t->gateway[0] || !rs_proto_member_id_ok(t->gateway))
+			continue;
+		evbuffer_add_printf(b, "ringsteer_agent_connect_targets{gateway=\"%s\",ready=\"%d\"} 1\n", t->gateway,
+				    t->ready ? 1 : 0);
+	}
 }
 
 static void render(const void *ctx, struct evbuffer *b)
@@ -90,6 +195,8 @@ static void render(const void *ctx, struct evbuffer *b)
 	if (have_stats)
 		evbuffer_add_printf(b, "ringsteer_agent_stale_pin_lookups_total %llu\n",
 				    (unsigned long long)st[RS_STAT_PIN_STALE]);
+	if (connect_loaded(a))
+		render_connect(a, b);
 	rs_metrics_family(b, "ringsteer_agent_pins", "gauge", "Pins written by the last sync, by origin.");
 	evbuffer_add_printf(b, "ringsteer_agent_pins{origin=\"session\"} %u\n", a->pins_live);
 	evbuffer_add_printf(b, "ringsteer_agent_pins{origin=\"precomputed\"} %u\n", a->pins_precomputed);

@@ -168,19 +168,21 @@ cleanup:
 	return err;
 }
 
-int agent_stats_read(const struct agent_maps *m, uint64_t out[RS_STAT_COUNT])
+int agent_percpu_sum(int fd, uint32_t n, uint64_t *out)
 {
 	int ncpu = libbpf_num_possible_cpus(), err = 0;
 	uint64_t *per;
 
-	memset(out, 0, sizeof(uint64_t) * RS_STAT_COUNT);
+	memset(out, 0, sizeof(uint64_t) * n);
+	if (fd < 0)
+		return -EBADF;
 	if (ncpu <= 0)
 		return ncpu < 0 ? ncpu : -EINVAL;
 	per = calloc((size_t)ncpu, sizeof(*per));
 	if (!per)
 		return -ENOMEM;
-	for (uint32_t s = 0; s < RS_STAT_COUNT; s++) {
-		if (bpf_map_lookup_elem(m->stats, &s, per) < 0) {
+	for (uint32_t s = 0; s < n; s++) {
+		if (bpf_map_lookup_elem(fd, &s, per) < 0) {
 			err = -errno;
 			break;
 		}
@@ -188,7 +190,14 @@ int agent_stats_read(const struct agent_maps *m, uint64_t out[RS_STAT_COUNT])
 			out[s] += per[c];
 	}
 	free(per);
+	if (err) /* never half a set of counters: they are read as one */
+		memset(out, 0, sizeof(uint64_t) * n);
 	return err;
+}
+
+int agent_stats_read(const struct agent_maps *m, uint64_t out[RS_STAT_COUNT])
+{
+	return agent_percpu_sum(m->stats, RS_STAT_COUNT, out);
 }
 
 long agent_map_count(int fd, size_t key_size, long max)

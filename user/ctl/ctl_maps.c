@@ -2,9 +2,14 @@
  * agent's pinned maps for this network namespace (or DIR): the programs in
  * force, the Service addresses, the slots with their gateways and
  * connection counts, the pins, the bucket table's share per slot, the peer
- * endpoints, and the steering counters (per-CPU values summed).  Read-only:
- * it opens the pins, never writes.  Exit status: 0, 1 when there is no
- * agent state (or a map cannot be read), 2 bad arguments. */
+ * endpoints, and the steering counters (per-CPU values summed); then
+ * connect-time steering's counters, registered callers (rs_clients) and
+ * target gateways (rs_targets), which an agent without it (older, or
+ * --no-connect) does not pin: those are shown as absent, not an error.
+ * Read-only: it opens the pins, never writes.  Nothing read from a map is
+ * trusted: ids are cut at their size and printed only when well-formed,
+ * slots are range-checked.  Exit status: 0, 1 when there is no agent state
+ * (or a map cannot be read), 2 bad arguments. */
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -15,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctl.h"
@@ -38,7 +44,11 @@ static const char maps_usage[] =
 	"    namespace (" PIN_ROOT "/<netns inode>, or DIR): programs, Service\n"
 	"    addresses, slots (gateway, generation, socket, connections), pins\n"
 	"    (source -> slot), the bucket table's share per slot, peer endpoints and\n"
-	"    the lookup counters.  Read-only: it opens the pins, never writes.\n"
+	"    the lookup counters; then connect-time steering: its connect counters,\n"
+	"    the registered callers (netns or cgroup -> target slot, expiry) and the\n"
+	"    target gateways (endpoint, generation, ready).  Maps an agent did not\n"
+	"    pin (an older agent, or --no-connect) are shown as absent.  Read-only:\n"
+	"    it opens the pins, never writes.\n"
 	"\n"
 	"OPTIONS\n"
 	"    --json          print one JSON object\n"
@@ -51,6 +61,7 @@ static const char maps_usage[] =
 
 struct maps {
 	int services, sockets, pins, table, stats, slots, conns, endpoints;
+	int conn_stats, clients, targets; /* connect-time steering; < 0: not pinned */
 };
 
 static int open_pin(const char *dir, const char *name, int *fd)
@@ -61,6 +72,21 @@ static int open_pin(const char *dir, const char *name, int *fd)
 		return -ENAMETOOLONG;
 	*fd = bpf_obj_get(path);
 	return *fd < 0 ? -errno : 0;
+}
+
+/* The kernel copies a map's whole value_size into the caller's buffer: a
+ * pin of another layout (an agent of another version) must be refused
+ * before it is read, not overrun our structs.  Returns 0, -EPROTO or -errno. */
+static int check_layout(int fd, uint32_t type, uint32_t key_size, uint32_t value_size)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
+		return -errno;
+	if (info.type != type || info.key_size != key_size || info.value_size != value_size)
+		return -EPROTO;
+	return 0;
 }
 
 static void format_addr(uint32_t family, const uint32_t addr[4], char *out, size_t cap)
@@ -75,6 +101,18 @@ static void format_endpoint(const struct rs_endpoint_key *k, char *out, size_t c
 
 	format_addr(k->family, k->addr, a, sizeof(a));
 	snprintf(out, cap, k->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, k->port);
+}
+
+/* Sums entries [0, n) of a per-CPU __u64 array over per[ncpu]; an entry
+ * that cannot be read counts 0. */
+static void sum_percpu(int fd, uint32_t n, uint64_t *out, uint64_t *per, int ncpu)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		out[i] = 0;
+		if (bpf_map_lookup_elem(fd, &i, per) == 0)
+			for (int c = 0; c < ncpu; c++)
+				out[i] += per[c];
+	}
 }
 
 /* ---- the link facts ------------------------------------------------------ */
@@ -183,6 +221,219 @@ static const char *safe_id(const char *id)
 	return id[0] == '\0' || rs_proto_member_id_ok(id) ? id : "?";
 }
 
+/* ---- connect-time steering ------------------------------------------------ */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* the clock of bpf_ktime_get_ns and rs_client.expires_ns */
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const char *family_name(uint32_t family)
+{
+	return family == AF_INET ? "ipv4" : family == AF_INET6 ? "ipv6" : "-";
+}
+
+static const char *client_kind_name(uint32_t kind)
+{
+	return kind == RS_CLIENT_NETNS ? "netns" : kind == RS_CLIENT_CGROUP ? "cgroup" : "?";
+}
+
+/* A target slot the datapath may look at: named by a gateway, or ready. */
+static bool target_used(const struct rs_target *t)
+{
+	return t->gateway[0] != '\0' || t->ready;
+}
+
+/* The target's endpoint as ADDR:PORT, or "-" when it has none (a slot not
+ * ready carries no address). */
+static void format_target(const struct rs_target *t, char *out, size_t cap)
+{
+	struct rs_endpoint_key k = { .family = t->family, .port = t->port };
+
+	if (t->family != AF_INET && t->family != AF_INET6) {
+		snprintf(out, cap, "-");
+		return;
+	}
+	memcpy(k.addr, t->addr, sizeof(k.addr));
+	format_endpoint(&k, out, cap);
+}
+
+/* Every slot of rs_targets into t[RS_TARGETS_MAX], ids cut at their size;
+ * a slot that cannot be read is left zeroed (unused). */
+static void read_targets(int fd, struct rs_target *t)
+{
+	for (uint32_t i = 0; i < RS_TARGETS_MAX; i++) {
+		if (bpf_map_lookup_elem(fd, &i, &t[i]) < 0)
+			memset(&t[i], 0, sizeof(t[i]));
+		t[i].gateway[RS_GATEWAY_ID_SIZE - 1] = '\0';
+	}
+}
+
+/* The gateway a client entry sends to: its slot's, if the slot still has
+ * the entry's generation (else the kernel ignores the entry). */
+static const char *client_gateway(const struct rs_target *t, const struct rs_client *c)
+{
+	if (!t || c->slot >= RS_TARGETS_MAX || t[c->slot].gen != c->gen)
+		return "";
+	return t[c->slot].gateway;
+}
+
+/* gap: a blank line first in text, as before a table. */
+static void print_absent(bool json, const char *key, const char *map, bool gap)
+{
+	if (json) {
+		fputs(", ", stdout);
+		ctl_json_string(stdout, key);
+		fputs(": null", stdout);
+	} else {
+		printf("%s%s: absent (no %s pin)\n", gap ? "\n" : "", key, map);
+	}
+}
+
+static void print_conn_stats(const struct maps *m, bool json, uint64_t *per, int ncpu)
+{
+	static const char *const names[RS_CSTAT_COUNT] = { "lookups", "steered_netns", "steered_cgroup", "miss",
+							   "expired", "target_down", "peername" };
+	uint64_t st[RS_CSTAT_COUNT];
+
+	if (m->conn_stats < 0) {
+		print_absent(json, "connects", "rs_conn_stats", false);
+		return;
+	}
+	sum_percpu(m->conn_stats, RS_CSTAT_COUNT, st, per, ncpu);
+	if (json) {
+		fputs(", \"connects\": {", stdout);
+		for (int i = 0; i < RS_CSTAT_COUNT; i++)
+			ctl_json_key_uint(stdout, i == 0, names[i], st[i]);
+		fputs("}", stdout);
+	} else {
+		printf("connects");
+		for (int i = 0; i < RS_CSTAT_COUNT; i++)
+			printf("  %s %" PRIu64, names[i], st[i]);
+		printf("\n");
+	}
+}
+
+static void print_clients(const struct maps *m, bool json, const struct rs_target *targets)
+{
+	struct rs_client_key key, next;
+	uint64_t now = mono_ns();
+	bool have = false, first = true;
+
+	if (m->clients < 0) {
+		print_absent(json, "clients", "rs_clients", true);
+		return;
+	}
+	if (json)
+		fputs(", \"clients\": [", stdout);
+	else
+		printf("\n%-28s %-6s %-6s %-32s %s\n", "CLIENT (KIND:ID)", "SLOT", "GEN", "GATEWAY", "EXPIRES");
+	for (long guard = 0; guard < RS_CLIENTS_MAX && bpf_map_get_next_key(m->clients, have ? &key : NULL, &next) == 0;
+	     guard++) {
+		struct rs_client c;
+		bool expired;
+		uint64_t left_ms;
+
+		key = next;
+		have = true;
+		if (bpf_map_lookup_elem(m->clients, &key, &c) < 0)
+			continue; /* deleted since: the registration ended */
+		expired = c.expires_ns < now; /* as the kernel compares */
+		left_ms = expired ? 0 : (c.expires_ns - now) / 1000000u;
+		if (json) {
+			fputs(first ? "{" : ", {", stdout);
+			ctl_json_key_string(stdout, true, "kind", client_kind_name(key.kind));
+			ctl_json_key_uint(stdout, false, "id", key.id);
+			ctl_json_key_uint(stdout, false, "slot", c.slot);
+			ctl_json_key_uint(stdout, false, "gen", c.gen);
+			ctl_json_key_string(stdout, false, "gateway", safe_id(client_gateway(targets, &c)));
+			ctl_json_key_bool(stdout, false, "expired", expired);
+			ctl_json_key_uint(stdout, false, "expires_in_ms", left_ms);
+			fputs("}", stdout);
+		} else {
+			const char *gw = safe_id(client_gateway(targets, &c));
+			char who[40], expires[32];
+
+			snprintf(who, sizeof(who), "%s:%" PRIu64, client_kind_name(key.kind), (uint64_t)key.id);
+			if (expired)
+				snprintf(expires, sizeof(expires), "expired");
+			else
+				snprintf(expires, sizeof(expires), "in %" PRIu64 " ms", left_ms);
+			printf("%-28s %-6u %-6u %-32.32s %s\n", who, c.slot, c.gen, gw[0] ? gw : "-", expires);
+		}
+		first = false;
+	}
+	if (json)
+		fputs("]", stdout);
+}
+
+static void print_targets(bool json, const struct rs_target *targets)
+{
+	bool first = true;
+
+	if (!targets) {
+		print_absent(json, "targets", "rs_targets", true);
+		return;
+	}
+	if (json)
+		fputs(", \"targets\": [", stdout);
+	else
+		printf("\n%-6s %-32s %-6s %-46s %-6s %s\n", "TARGET", "GATEWAY", "FAMILY", "ENDPOINT", "GEN", "READY");
+	for (uint32_t i = 0; i < RS_TARGETS_MAX; i++) {
+		const struct rs_target *t = &targets[i];
+		char endpoint[80];
+
+		if (!target_used(t))
+			continue;
+		format_target(t, endpoint, sizeof(endpoint));
+		if (json) {
+			fputs(first ? "{" : ", {", stdout);
+			ctl_json_key_uint(stdout, true, "slot", i);
+			ctl_json_key_string(stdout, false, "gateway", safe_id(t->gateway));
+			ctl_json_key_string(stdout, false, "family", family_name(t->family));
+			ctl_json_key_string(stdout, false, "endpoint", endpoint);
+			ctl_json_key_uint(stdout, false, "gen", t->gen);
+			ctl_json_key_bool(stdout, false, "ready", t->ready != 0);
+			fputs("}", stdout);
+		} else {
+			printf("%-6u %-32.32s %-6s %-46s %-6u %s\n", i, t->gateway[0] ? safe_id(t->gateway) : "-",
+			       family_name(t->family), endpoint, t->gen, t->ready ? "yes" : "no");
+		}
+		first = false;
+	}
+	if (json)
+		fputs("]", stdout);
+}
+
+/* The connect-time section: each map printed, or shown absent when the
+ * agent did not pin it. */
+static int print_connect(const struct maps *m, bool json, uint64_t *per, int ncpu)
+{
+	struct rs_target *targets = NULL;
+
+	if (m->targets >= 0) {
+		targets = calloc(RS_TARGETS_MAX, sizeof(*targets));
+		if (!targets)
+			return -ENOMEM;
+		read_targets(m->targets, targets);
+	}
+	if (!json && m->conn_stats < 0 && m->clients < 0 && m->targets < 0) {
+		printf("\nconnect-time steering: absent (no rs_conn_stats, rs_clients, rs_targets pins: an agent "
+		       "without it, or run with --no-connect)\n");
+		return 0;
+	}
+	if (!json)
+		printf("\nconnect-time steering\n");
+	print_conn_stats(m, json, per, ncpu);
+	print_clients(m, json, targets);
+	print_targets(json, targets);
+	free(targets);
+	return 0;
+}
+
 static int print_all(const char *dir, const struct maps *m, bool json)
 {
 	static const char *const stat_names[RS_STAT_COUNT] = { "lookups", "pinned", "table", "miss", "assign_error",
@@ -202,10 +453,7 @@ static int print_all(const char *dir, const struct maps *m, bool json)
 	err = read_slots(m, s, &none_buckets);
 	if (err)
 		goto cleanup;
-	for (uint32_t i = 0; i < RS_STAT_COUNT; i++)
-		if (bpf_map_lookup_elem(m->stats, &i, per) == 0)
-			for (int c = 0; c < ncpu; c++)
-				stats[i] += per[c];
+	sum_percpu(m->stats, RS_STAT_COUNT, stats, per, ncpu);
 
 	/* header and links */
 	if (json) {
@@ -357,13 +605,16 @@ static int print_all(const char *dir, const struct maps *m, bool json)
 		for (int i = 0; i < RS_STAT_COUNT; i++)
 			ctl_json_key_uint(stdout, i == 0, stat_names[i], stats[i]);
 		ctl_json_key_uint(stdout, false, "table_empty_buckets", none_buckets);
-		fputs("}}\n", stdout);
+		fputs("}", stdout);
 	} else {
 		printf("\nlookups");
 		for (int i = 0; i < RS_STAT_COUNT; i++)
 			printf("  %s %" PRIu64, stat_names[i], stats[i]);
 		printf("\n");
 	}
+	err = print_connect(m, json, per, ncpu);
+	if (json)
+		fputs("}\n", stdout);
 cleanup:
 	free(per);
 	free(s);
@@ -372,10 +623,21 @@ cleanup:
 
 int ctl_maps(int argc, char **argv)
 {
-	struct maps m = { -1, -1, -1, -1, -1, -1, -1, -1 };
+	struct maps m = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
 	int *const fds[] = { &m.services, &m.sockets, &m.pins, &m.table, &m.stats, &m.slots, &m.conns, &m.endpoints };
 	static const char *const names[] = { "rs_services", "rs_sockets", "rs_pins",  "rs_table",
 					     "rs_stats",    "rs_slots",   "rs_conns", "rs_endpoints" };
+	/* Pinned only by an agent with connect-time steering: absent is shown
+	 * as such, not an error. */
+	int *const optional_fds[] = { &m.conn_stats, &m.clients, &m.targets };
+	static const char *const optional_names[] = { "rs_conn_stats", "rs_clients", "rs_targets" };
+	static const struct {
+		uint32_t type, key_size, value_size;
+	} optional_layouts[] = {
+		{ BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(__u64) },
+		{ BPF_MAP_TYPE_HASH, sizeof(struct rs_client_key), sizeof(struct rs_client) },
+		{ BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct rs_target) },
+	};
 	const char *pin_dir = NULL;
 	char dir[4096];
 	bool json = false;
@@ -412,6 +674,20 @@ int ctl_maps(int argc, char **argv)
 			goto cleanup;
 		}
 	}
+	for (size_t i = 0; i < sizeof(optional_names) / sizeof(optional_names[0]); i++) {
+		err = open_pin(dir, optional_names[i], optional_fds[i]);
+		if (err == -ENOENT)
+			continue;
+		if (!err)
+			err = check_layout(*optional_fds[i], optional_layouts[i].type, optional_layouts[i].key_size,
+					   optional_layouts[i].value_size);
+		if (err) {
+			fprintf(stderr, "ringsteerctl maps: cannot read %s/%s: %s\n", dir, optional_names[i],
+				err == -EPROTO ? "not the layout this ringsteerctl knows (an agent of another version?)"
+					       : strerror(-err));
+			goto cleanup;
+		}
+	}
 	err = print_all(dir, &m, json);
 	if (err) {
 		fprintf(stderr, "ringsteerctl maps: cannot read %s: %s\n", dir, strerror(-err));
@@ -422,5 +698,8 @@ cleanup:
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (*fds[i] >= 0)
 			close(*fds[i]);
+	for (size_t i = 0; i < sizeof(optional_fds) / sizeof(optional_fds[0]); i++)
+		if (*optional_fds[i] >= 0)
+			close(*optional_fds[i]);
 	return rc;
 }
