@@ -4,28 +4,40 @@
 # promtool.
 #
 # usage: tests/deploy/manifests_test.sh BUILD_DIR
+# (RS_DEPLOY_DIR and RS_OPERATIONS_MD replace deploy/ and docs/OPERATIONS.md.)
 #
 # Every YAML file under deploy/ is parsed (/usr/bin/python3 with python3-yaml,
 # to JSON) and checked with jq against the binaries of BUILD_DIR: the
-# containers' args name only flags that `ringsteer-gateway --help` and
-# `ringsteer-agent --help` list (a typo fails), with a value where the flag
-# takes one, the required ones present; the rolling update is maxSurge 1 /
-# maxUnavailable 0; terminationGracePeriodSeconds * 1000 > preStop sleep +
-# --drain-budget; readiness on /readyz and liveness on /healthz at the
-# --metrics port; the Services' ports match --listen and --peer, the peer
-# Service is headless; the agent is privileged on the node's network with
-# bpffs and /run/ringsteer from the host at the paths its flags use; every
-# path a flag names is on a volume.  TLS: the gateway has --tls-cert and
-# --tls-key, or --insecure, not both; each file a --tls-* flag (or any arg
-# under /etc/ringsteer/tls/) names is written by the volume mounted over it;
-# the certificate comes from a cert-manager csi-driver volume (readOnly)
-# whose dns-names include the gateway id ${POD_NAME} and the client
-# Service's name, whose key usages fit a TLS server, whose Issuer is in
-# deploy/ and kustomization.yaml, and whose renewal point lies above the
-# RingsteerTLSCertExpiringSoon threshold.  Then promtool check config
-# (scrape.yaml wrapped into a whole config), check rules and test rules.
-# Prints one line per failure and `deploy: N passed` (or `deploy: N passed,
-# N failed`); exits 1 on any failure, 2 on bad usage or missing tools.
+# containers' args name only flags that `ringsteer-gateway --help`,
+# `ringsteer-agent --help` and `ringsteer-supervisor --help` list (a typo
+# fails), with a value where the flag takes one, the required ones present;
+# the rolling update is maxSurge 1 / maxUnavailable 0;
+# terminationGracePeriodSeconds * 1000 > preStop sleep + --drain-budget;
+# readiness on /readyz and liveness on /healthz at the --metrics port; the
+# Services' ports match --listen and --peer, the peer Service is headless; the
+# agent is privileged on the node's network with bpffs and /run/ringsteer from
+# the host at the paths its flags use; every path a flag names is on a volume.
+# The agent is on by default: its file is in kustomization.yaml's resources,
+# without --no-connect, with hostPID, the node's cgroup2 (hostPath
+# /sys/fs/cgroup at /sys/fs/cgroup; --cgroup, if given, on it), bpffs at
+# /sys/fs/bpf, --member-socket on the hostPath directory /run/ringsteer, and a
+# --service that is the client Service's ClusterIP (its $(NAME_SERVICE_HOST)
+# or a fixed clusterIP) at the --listen port.  Supervisors: every
+# ringsteer-supervisor container in deploy/ and the example pod in
+# docs/OPERATIONS.md (between <!-- supervisor-example --> markers; at least
+# one must exist) use only flags of `ringsteer-supervisor --help`, pass
+# --agent = the agent's --member-socket, and mount the agent's socket
+# directory (the directory, not the socket file) from the same hostPath.  TLS:
+# the gateway has --tls-cert and --tls-key, or --insecure, not both; each file
+# a --tls-* flag (or any arg under /etc/ringsteer/tls/) names is written by
+# the volume mounted over it; the certificate comes from a cert-manager
+# csi-driver volume (readOnly) whose dns-names include the gateway id
+# ${POD_NAME} and the client Service's name, whose key usages fit a TLS
+# server, whose Issuer is in deploy/ and kustomization.yaml, and whose renewal
+# point lies above the RingsteerTLSCertExpiringSoon threshold.  Then promtool
+# check config (scrape.yaml wrapped into a whole config), check rules and test
+# rules. Prints one line per failure and `deploy: N passed` (or `deploy: N
+# passed, N failed`); exits 1 on any failure, 2 on bad usage or missing tools.
 # shellcheck disable=SC2016  # jq programs and $(VAR) references are meant literally
 set -u
 if [ $# -ne 1 ] || [ ! -d "$1" ]; then
@@ -40,7 +52,7 @@ for t in jq promtool; do
 	command -v "$t" >/dev/null || { echo "missing tool: $t (make deps)" >&2; exit 2; }
 done
 "$PY" -c 'import yaml' 2>/dev/null || { echo "missing: python3-yaml (make deps)" >&2; exit 2; }
-for b in ringsteer-gateway ringsteer-agent; do
+for b in ringsteer-gateway ringsteer-agent ringsteer-supervisor; do
 	[ -x "$BUILD/$b" ] || { echo "missing binary: $BUILD/$b" >&2; exit 2; }
 done
 
@@ -103,8 +115,10 @@ help_flags() {
 }
 help_flags ringsteer-gateway
 help_flags ringsteer-agent
+help_flags ringsteer-supervisor
 check "gateway --help lists --drain-budget (the parse of --help works)" grep -q '^--drain-budget 1$' "$TMP/ringsteer-gateway.flags"
 check "agent --help lists --replace without a value" grep -q '^--replace 0$' "$TMP/ringsteer-agent.flags"
+check "supervisor --help lists --agent with a value" grep -q '^--agent 1$' "$TMP/ringsteer-supervisor.flags"
 
 # The container (kind, index in the pod spec) running BIN: the one whose
 # command or first arg ends in /BIN or is BIN.
@@ -437,6 +451,100 @@ sock=${A[--socket]:-/run/ringsteer/agent.sock}
 check "agent --pin-root $pin_root is on the hostPath /sys/fs/bpf" test "$(host_path_of "$AG" "$pin_root")" = /sys/fs/bpf
 check "agent --socket $sock is on the hostPath /run/ringsteer" test "$(host_path_of "$AG" "$sock")" = /run/ringsteer
 check "agent steers the gateways' Service port" grep -q ":$lport\( \|$\)" <<<"${A[--service]:-}"
+
+# --- the agent is on by default, with what connect-time steering needs ------------
+# The file holding the agent DaemonSet is in kustomization.yaml's resources
+# (not commented out), and connect-time steering is not switched off.
+ag_file=$(jq -r 'first(.[] | select(.doc | type == "object" and .kind == "DaemonSet" and any(.spec.template.spec.containers[]?;
+	((.command // []) + (.args // []))[0] // "" | test("(^|/)ringsteer-agent$"))) | .file) // empty' "$TMP/docs.json")
+check "kustomization.yaml lists ${ag_file:-(no file with the agent DaemonSet)} (the agent is on by default)" \
+	jq -e --arg f "${ag_file:-/nonexistent}" 'any(.[] | select(.file == "kustomization.yaml") | .doc.resources[]?; . == $f)' "$TMP/docs.json"
+check "agent runs without --no-connect (connect-time steering on)" test -z "${A[--no-connect]:-}"
+check "agent has hostPID (SO_PEERCRED pids and /proc/PID of supervisor pods)" \
+	jq -e '.obj.spec.template.spec.hostPID == true' <<<"$AG"
+check "agent has a hostPath volume /sys/fs/cgroup mounted at /sys/fs/cgroup (the node's cgroup2 hierarchy)" \
+	jq -e '. as $x | [.c.volumeMounts[]? | select(.mountPath == "/sys/fs/cgroup") | .name as $n |
+		$x.obj.spec.template.spec.volumes[]? | select(.name == $n) | .hostPath.path] | index("/sys/fs/cgroup") != null' <<<"$AG"
+if [ -n "${A[--cgroup]:-}" ]; then
+	check "agent --cgroup ${A[--cgroup]} is on the hostPath /sys/fs/cgroup" \
+		test "$(jq -r --arg p "${A[--cgroup]}" '. as $x | [.c.volumeMounts[]? | select(.mountPath as $m | $p == $m or ($p | startswith(($m | rtrimstr("/")) + "/")))] |
+			max_by(.mountPath | length) // empty | .name as $n | $x.obj.spec.template.spec.volumes[]? | select(.name == $n) | .hostPath.path // empty' <<<"$AG")" = /sys/fs/cgroup
+fi
+check "agent has a hostPath volume /sys/fs/bpf mounted at /sys/fs/bpf (bpffs)" \
+	jq -e '. as $x | [.c.volumeMounts[]? | select(.mountPath == "/sys/fs/bpf") | .name as $n |
+		$x.obj.spec.template.spec.volumes[]? | select(.name == $n) | .hostPath.path] | index("/sys/fs/bpf") != null' <<<"$AG"
+check "agent passes --member-socket" test -n "${A[--member-socket]:-}"
+member_sock=${A[--member-socket]:-/run/ringsteer/member.sock}
+check "agent --member-socket $member_sock is on the hostPath /run/ringsteer" test "$(host_path_of "$AG" "$member_sock")" = /run/ringsteer
+check "agent's /run/ringsteer hostPath is a directory (DirectoryOrCreate or Directory)" \
+	jq -e '[.obj.spec.template.spec.volumes[]? | select(.hostPath.path == "/run/ringsteer") | .hostPath.type // ""] |
+		length > 0 and all(. == "DirectoryOrCreate" or . == "Directory")' <<<"$AG"
+# The address supervisors dial: the client Service's ClusterIP, from the
+# kubelet's variable for it or a clusterIP fixed in the Service.
+client_var=$(tr 'a-z-' 'A-Z_' <<<"${client_svc:-none}")_SERVICE_HOST
+client_ip=$(q --arg n "${client_svc:-}" -r 'first(.[] | select(.kind == "Service" and .metadata.name == $n) | .spec.clusterIP // empty) // empty')
+service_is_cluster_ip() {
+	local e
+	for e in ${A[--service]:-}; do
+		case $e in
+		"\$($client_var):$lport" | "[\$($client_var)]:$lport") return 0 ;;
+		esac
+		[ -n "$client_ip" ] && [ "$client_ip" != None ] && { [ "$e" = "$client_ip:$lport" ] || [ "$e" = "[$client_ip]:$lport" ]; } && return 0
+	done
+	echo "--service '${A[--service]:-}': none is \$($client_var):$lport or the Service's fixed clusterIP"
+	return 1
+}
+check "agent --service names the client Service's ClusterIP:$lport (what supervisors dial)" service_is_cluster_ip
+
+# --- supervisors: every example registers with the agent -----------------------------
+# Supervisor containers in deploy/ (any workload or Pod), and the example pod
+# in docs/OPERATIONS.md between <!-- supervisor-example ... --> and
+# <!-- /supervisor-example --> (an indented code block).  Each is checked as
+# {obj: {spec: {template: {spec: POD SPEC}}}, c: CONTAINER}.
+sup_bin_re='(^|/)ringsteer-supervisor$'
+q -c --arg b "$sup_bin_re" '.[] | (.spec.template.spec // (if .kind == "Pod" then .spec else null end)) as $p | select($p != null) |
+	$p.containers[]? | select(((.command // []) + (.args // []))[0] // "" | test($b)) |
+	{where: "deploy/", obj: {spec: {template: {spec: $p}}}, c: .}' >"$TMP/supervisors.jsonl"
+OPS=${RS_OPERATIONS_MD:-$ROOT/docs/OPERATIONS.md}
+if [ -f "$OPS" ] && grep -q '<!-- supervisor-example' "$OPS"; then
+	awk '/<!-- supervisor-example/ { f = 1; next } /<!-- \/supervisor-example -->/ { f = 0 } f' "$OPS" |
+		sed -n 's/^    //p; /^ *$/p' >"$TMP/sup-example.yaml"
+	if out=$("$PY" -c '
+import json, sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d is not None]
+print(json.dumps(docs))' "$TMP/sup-example.yaml" 2>&1 >"$TMP/sup-example.json"); then
+		ok
+		jq -c --arg b "$sup_bin_re" '.[] | (.spec.template.spec // (if .kind == "Pod" then .spec else null end)) as $p | select($p != null) |
+			$p.containers[]? | select(((.command // []) + (.args // []))[0] // "" | test($b)) |
+			{where: "docs/OPERATIONS.md", obj: {spec: {template: {spec: $p}}}, c: .}' "$TMP/sup-example.json" >>"$TMP/supervisors.jsonl"
+	else
+		bad "docs/OPERATIONS.md supervisor example parses as YAML: $(tail -n 1 <<<"$out")"
+	fi
+fi
+check "a supervisor example exists (deploy/ or docs/OPERATIONS.md's supervisor-example)" test -s "$TMP/supervisors.jsonl"
+member_dir=$(host_path_of "$AG" "$member_sock")
+while read -r sj; do
+	where=$(jq -r .where <<<"$sj")
+	declare -A S=()
+	parse_args "$sj" ringsteer-supervisor S
+	check_vars "$sj" "supervisor ($where)"
+	check "supervisor ($where) passes --agent" test -n "${S[--agent]:-}"
+	check "supervisor ($where) --agent ${S[--agent]:-} is the agent's --member-socket $member_sock" \
+		test "${S[--agent]:-}" = "$member_sock"
+	# The directory is mounted, not the socket file: the agent re-creates
+	# the file at each start (a bind of the file would keep the dead one,
+	# and a Socket hostPath keeps the pod from starting where no agent runs).
+	check "supervisor ($where) --agent is on the hostPath $member_dir (the agent's socket directory, mounted whole)" \
+		test "$(host_path_of "$sj" "${S[--agent]:-/nonexistent}")" = "$member_dir"
+	check "supervisor ($where) socket directory hostPath is DirectoryOrCreate or Directory" \
+		jq -e --arg p "$member_dir" '[.obj.spec.template.spec.volumes[]? | select(.hostPath.path == $p) | .hostPath.type // ""] |
+			length > 0 and all(. == "DirectoryOrCreate" or . == "Directory")' <<<"$sj"
+	for e in ${S[--service]:-}; do
+		check "supervisor ($where) --service '$e' is a numeric ADDR:PORT" endpoint_ok "$e"
+		check "supervisor ($where) --service port is the client Service's port $lport" test "$(port_of "$e")" = "$lport"
+	done
+	unset S
+done <"$TMP/supervisors.jsonl"
 
 # --- Prometheus ---------------------------------------------------------------------
 P=$DEPLOY/prometheus
