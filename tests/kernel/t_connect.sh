@@ -109,7 +109,10 @@ await "sup-a forgotten" 5 grep -q 'event=member_gone member=sup-a' "$KT_DIR/agen
 [ "$(reached c1)" = dnat ] || fail "a closed registration still steers"
 
 # A registration keys its caller only: c2 holding sup-b leaves c1 to kube-proxy.
-exec 7> >(member c2 "$SOCK" sup-b >"$KT_DIR/sup-b.out")
+# (a FIFO, not process substitution: the qemu guests have no /dev/fd)
+mkfifo "$KT_DIR/hold"
+member c2 "$SOCK" sup-b <"$KT_DIR/hold" >"$KT_DIR/sup-b.out" &
+exec 7>"$KT_DIR/hold"
 await "sup-b registered" 5 grep -q '^registered' "$KT_DIR/sup-b.out"
 tb=$(target_of sup-b)
 [ "$(reached c1)" = dnat ] || fail "c2's registration steered c1"
