@@ -94,7 +94,8 @@ void agent_member_forget(struct agent *a, struct agent_member *m);
 int agent_members_sync(struct agent *a, const struct rs_session_row *sessions, size_t n, int64_t now_ms);
 
 /* Reads rs_targets back after a restart, so slots keep their gateway and
- * generation.  Returns 0 or -errno. */
+ * generation, and keeps them (unused or not) for one TTL: the previous
+ * agent's entries steer to them until they expire.  Returns 0 or -errno. */
 int agent_targets_adopt(struct agent *a);
 
 /* ---- member_server.c ----------------------------------------------------- */

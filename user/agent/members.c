@@ -310,7 +310,10 @@ int agent_members_sync(struct agent *a, const struct rs_session_row *sessions, s
 		if (err == -E2BIG || err == -ENOSPC)
 			err = 0; /* that caller goes through kube-proxy; the others are steered */
 	}
-	if (!err)
+	/* Slots adopted from a previous agent stay until the entries naming
+	 * them could have expired: their supervisors register again at their
+	 * next heartbeat, and until then the old entries keep steering. */
+	if (!err && now_ms >= a->targets_adopted_until_ms)
 		err = targets_release(a);
 	a->n_targets_used = 0;
 	for (uint32_t i = 0; i < RS_TARGETS_MAX; i++)
@@ -329,12 +332,15 @@ int agent_targets_adopt(struct agent *a)
 			return -errno;
 		row.gateway[sizeof(row.gateway) - 1] = '\0';
 		t->gen = row.gen;
-		/* The peer is left unknown: the first sync compares it with the
-		 * store and rewrites the slot, keeping its gen. */
-		t->ready = false;
+		/* As the map says, so the first sync writes what changed: a
+		 * gateway gone meanwhile is made not ready; the peer is left
+		 * unknown, so a ready slot is rewritten from the store (same
+		 * gen). */
+		t->ready = row.ready != 0;
 		t->peer[0] = '\0';
 		snprintf(t->gateway, sizeof(t->gateway), "%.*s", RS_ID_MAX, row.gateway);
 		a->n_targets_used += t->gateway[0] != '\0';
 	}
+	a->targets_adopted_until_ms = agent_wall_ms() + a->cfg.ttl_ms;
 	return 0;
 }
