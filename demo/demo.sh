@@ -3,10 +3,13 @@
 #
 # usage: demo/demo.sh BUILD_DIR        (`make demo`, `make demo AGENT=0`)
 #
-# A private network namespace holds a Service address (nftables DNAT with
-# `numgen random`, as kube-proxy makes it, or the node agent's sk_lookup
-# steering when AGENT=1), the embedded SQLite store, three gateways and
-# twelve supervisors carrying 1 to 8 sandboxes.  The story: start; restart
+# A node shaped like Kubernetes' (tests/cluster/pods.sh): every gateway and
+# every supervisor its own pod (network namespace, veth, /32, cgroup), the
+# Service a ClusterIP that kube-proxy's nftables DNAT spreads at random, the
+# embedded SQLite store, three gateways and twelve supervisors carrying 1 to
+# 8 sandboxes.  With AGENT=1 the node agent steers at connect time: each
+# supervisor registers with it (--agent) and its connect() to the ClusterIP
+# is rewritten to the gateway the rule chose before kube-proxy sees it.  The story: start; restart
 # every supervisor; a token refresh; a surge-first rolling restart of every
 # gateway; a gateway SIGKILLed.  After each step it prints the per-gateway
 # chart (`ringsteerctl status`) and the gauges, and it waits for each step
@@ -20,7 +23,7 @@
 # only to a gateway whose certificate names the redirect's gateway id.
 #
 # Environment: AGENT=1 (default; falls back to the redirect path, saying
-# so, when the kernel or privileges lack sk_lookup) or AGENT=0; TLS=1
+# so, when the kernel or privileges cannot steer) or AGENT=0; TLS=1
 # (default) or TLS=0 (plaintext, --insecure); DEMO_SUPERVISORS (12),
 # DEMO_GATEWAYS (3); RS_KEEP=1 keeps the temp dir.
 set -u
@@ -32,6 +35,8 @@ export RS_BUILD=$1
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../tests/cluster/lib.sh
 . "$here/../tests/cluster/lib.sh"
+# shellcheck source=../tests/cluster/pods.sh
+. "$here/../tests/cluster/pods.sh"
 
 AGENT=${AGENT:-1}
 RS_TLS=${TLS:-1}
@@ -84,12 +89,13 @@ gauges() {
 	say "gauges:   ${line%   }"
 	if [ "$AGENT" = 1 ]; then
 		local r
-		r=$(rs_ns curl -fsS --max-time 2 "http://$RS_AGENT_METRICS/metrics" |
-			awk '/^ringsteer_agent_lookups_total\{/ {
+		r=$(nodes_exec 1 curl -fsS --max-time 2 "http://$(node_addr 1):$RS_NODES_AGENT_PORT/metrics" |
+			awk '/^ringsteer_agent_connects_total\{/ {
 				match($0, /result="[a-z_]+"/); r = substr($0, RSTART + 8, RLENGTH - 9)
 				printf "%s=%s ", r, $2 }')
-		say "kernel:   steered lookups ${r% } (agent, cumulative)"
+		say "kernel:   connects to the Service ${r% } (agent, cumulative)"
 	fi
+	say "service:  connects kube-proxy's DNAT took: $(svc_dnat_count) (cumulative)"
 }
 
 # Redirects the supervisors were sent, by reason, from their own logs (a
@@ -105,7 +111,7 @@ show() {
 	say "-- after: $1   (at $(elapsed))"
 	ctl status --store "$RS_STORE" --ttl "$RS_TTL_MS" || fail "ringsteerctl status failed"
 	gauges
-	say "redirects since the last chart: placement $((p - ${last_p:-0})), drain handoff $((d - ${last_d:-0}))$([ "$AGENT" = 1 ] && echo ' (the kernel steered the other arrivals)')"
+	say "redirects since the last chart: placement $((p - ${last_p:-0})), drain handoff $((d - ${last_d:-0}))$([ "$AGENT" = 1 ] && echo ' (the kernel steered the other arrivals at connect time)')"
 	last_p=$p last_d=$d
 }
 
@@ -122,40 +128,26 @@ settle() { # DESC: every supervisor attached, loads even
 
 # --- the agent, if this kernel lets it steer -------------------------------
 
-# demo_agent: starts the node agent; on exit 3 (no sk_lookup, or not
-# privileged) turns AGENT off and falls back to the Service's DNAT.
+# demo_agent: starts the node agent; on exit 3 (no BPF steering here, or not
+# privileged) turns AGENT off: the Service's DNAT and the redirect path.
 demo_agent() {
-	RS_AGENT_STARTS=$((RS_AGENT_STARTS + 1))
-	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf 2>/dev/null
-	nsenter --net="/run/netns/$RS_NS" "$RS_BUILD/ringsteer-agent" --service "$RS_SERVICE" \
-		--store "$RS_STORE" --ttl "$RS_TTL_MS" --sync-interval 100 --metrics "$RS_AGENT_METRICS" \
-		--no-connect --socket "$RS_DIR/agent.sock" 2>"$(agent_log)" &
-	local pid=$! deadline=$(($(rs_now_ms) + 10000)) rc
-	while ! grep -q 'event=ready' "$(agent_log)"; do
-		if ! kill -0 "$pid" 2>/dev/null; then
-			wait "$pid"
-			rc=$?
-			[ "$rc" -eq 3 ] || fail "ringsteer-agent exited with status $rc: $(tail -n 3 "$(agent_log)")"
-			say "note: the node agent cannot steer here (exit 3: $(tail -n 1 "$(agent_log)"));"
-			say "      showing the redirect path alone, as AGENT=0 would"
-			AGENT=0 RS_AGENT=0
-			svc_update
-			return 0
-		fi
-		[ "$(rs_now_ms)" -lt "$deadline" ] || fail "ringsteer-agent not ready within 10 s"
-		sleep 0.05
-	done
-	disown "$pid"
-	RS_AGENT_PID=$pid
-	RS_PIN_DIR="/sys/fs/bpf/ringsteer/$(stat -L -c %i "/run/netns/$RS_NS")"
-	RS_GW_ARGS="${RS_GW_ARGS:+$RS_GW_ARGS }--agent $RS_DIR/agent.sock"
+	local rc=0
+	node_agent_start 1 || rc=$?
+	if [ "$rc" -eq 3 ]; then
+		say "note: the node agent cannot steer here ($(tail -n 1 "$(node_agent_log 1)"));"
+		say "      showing the redirect path alone, as AGENT=0 would"
+		AGENT=0 RS_AGENT=0
+		return 0
+	fi
+	RS_AGENT=1 # supervisors register with it (pods.sh: --agent)
 }
 
 # --- the story -------------------------------------------------------------
 
-say "ringsteer demo: $GWS gateways, $SUPS supervisors, $([ "$AGENT" = 1 ] && echo 'node agent steering in the kernel (AGENT=0: redirects only)' || echo 'no agent: the Service spreads at random, ringsteer redirects'), $([ "$RS_TLS" = 1 ] && echo 'mutual TLS 1.3' || echo 'plaintext (TLS=0)')"
-export RS_AGENT=$AGENT
+say "ringsteer demo: $GWS gateways, $SUPS supervisors, $([ "$AGENT" = 1 ] && echo 'node agent steering connects in the kernel (AGENT=0: redirects only)' || echo 'no agent: the Service spreads at random, ringsteer redirects'), $([ "$RS_TLS" = 1 ] && echo 'mutual TLS 1.3' || echo 'plaintext (TLS=0)')"
+export RS_AGENT=0
 cluster_up --gateways 0
+pods_up 1
 [ "$AGENT" = 1 ] && demo_agent
 for ((g = 1; g <= GWS; g++)); do
 	gw_start "$g"
