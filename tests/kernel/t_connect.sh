@@ -126,6 +126,14 @@ import socket,sys
 s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(bytes([0,0,0,7,1,3,9,0,0,1,0x61]))
 r=s.recv(512); print(r[7])' "$SOCK" 2>/dev/null) || true
 [ "$reply" = 1 ] || fail "a malformed registration was not refused as malformed (reason $reply)"
+# Refusals hold nothing: after 80 more, registrations still work.
+python3 -c '
+import socket,sys
+for i in range(80):
+    s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(bytes([0,0,0,7,1,3,9,0,0,1,0x61])); s.recv(512); s.close()' "$SOCK" ||
+	fail "malformed registrations were not all answered"
+out=$(member c1 "$SOCK" sup-z)
+echo "$out" | grep -q '^registered ' || fail "a registration after 80 refusals: $out"
 out=$(nsenter --net="/run/netns/$KT_NS" "$RS_BUILD/kernel/kt_tool" member "$SOCK" sup-d)
 echo "$out" | grep -q '^refused outside ' || fail "a caller outside the steered cgroup: $out"
 grep -q 'event=member_refused reason=malformed' "$KT_DIR/agent.$KT_AGENT_STARTS.log" ||

@@ -42,6 +42,7 @@ struct agent_member {
 	struct ucred cred;
 	uint8_t buf[RS_AGENT_REG_MSG_MAX];
 	size_t len;
+	bool pending;    /* counted in a->n_pending: no request judged yet */
 	bool registered;
 	char member_id[RS_ID_MAX + 1];
 	struct rs_client_key key;

@@ -35,10 +35,20 @@
 #define ACCEPT_BATCH 16
 #define PENDING_MAX 64 /* connections that have not registered yet */
 
+/* The connection no longer counts as waiting to register. */
+static void settled(struct agent_member *m)
+{
+	if (m->pending) {
+		m->pending = false;
+		m->a->n_pending--;
+	}
+}
+
 static void member_free(struct agent_member *m)
 {
 	struct agent *a = m->a;
 
+	settled(m);
 	agent_member_forget(a, m);
 	if (m->prev)
 		m->prev->next = m->next;
@@ -122,6 +132,7 @@ static void judge(struct agent_member *m, const struct rs_agent_member_request *
 	struct agent_member_verdict v = { .reason = RS_AGENT_REG_OK };
 	struct agent *a = m->a;
 
+	settled(m); /* answered now, either way */
 	snprintf(m->member_id, sizeof(m->member_id), "%s", req->member_id);
 	if (agent_member_key(&a->scope, m->cred.pid, m->pidfd, &m->key, &v) != RS_AGENT_REG_OK ||
 	    agent_member_admit(a, m, &v, agent_wall_ms()) != RS_AGENT_REG_OK) {
@@ -132,7 +143,6 @@ static void judge(struct agent_member *m, const struct rs_agent_member_request *
 	answer(m, &v);
 	event_free(m->deadline);
 	m->deadline = NULL;
-	a->n_pending--;
 }
 
 static void member_readable(evutil_socket_t fd, short what, void *arg)
@@ -156,7 +166,6 @@ static void member_readable(evutil_socket_t fd, short what, void *arg)
 			return;
 		}
 		if (rc != -EAGAIN) {
-			m->a->n_pending--;
 			refuse(m, decode_reason(rc), NULL);
 			return;
 		}
@@ -167,7 +176,6 @@ static void member_readable(evutil_socket_t fd, short what, void *arg)
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
-		m->a->n_pending--;
 		if (m->len == 0) { /* a probe: nothing to answer */
 			member_free(m);
 			return;
@@ -183,7 +191,6 @@ static void member_expired(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	m->a->n_pending--;
 	refuse(m, RS_AGENT_REG_TIMEOUT, NULL);
 }
 
@@ -204,29 +211,25 @@ static void member_start(struct agent *a, int fd)
 	if (a->members)
 		a->members->prev = m;
 	a->members = m;
+	m->pending = true;
 	a->n_pending++;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &m->cred, &len) < 0 || len != sizeof(m->cred)) {
-		a->n_pending--;
 		refuse(m, RS_AGENT_REG_INTERNAL, "agent: internal error: SO_PEERCRED failed");
+		return;
+	}
+	if (a->n_pending > PENDING_MAX) {
+		refuse(m, RS_AGENT_REG_BUSY, NULL);
 		return;
 	}
 	m->pidfd = agent_member_pidfd(fd, m->cred.pid);
 	if (m->pidfd < 0) {
-		a->n_pending--;
 		refuse(m, RS_AGENT_REG_CALLER_GONE, NULL);
-		return;
-	}
-	if (a->n_pending > PENDING_MAX) {
-		a->n_pending--;
-		refuse(m, RS_AGENT_REG_BUSY, NULL);
 		return;
 	}
 	m->rd = event_new(a->base, fd, EV_READ | EV_PERSIST, member_readable, m);
 	m->deadline = evtimer_new(a->base, member_expired, m);
-	if (!m->rd || !m->deadline || event_add(m->rd, NULL) < 0 || evtimer_add(m->deadline, &deadline) < 0) {
-		a->n_pending--;
+	if (!m->rd || !m->deadline || event_add(m->rd, NULL) < 0 || evtimer_add(m->deadline, &deadline) < 0)
 		refuse(m, RS_AGENT_REG_INTERNAL, "agent: internal error: cannot watch the connection");
-	}
 }
 
 static void accept_ready(evutil_socket_t lfd, short what, void *arg)
