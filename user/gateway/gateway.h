@@ -7,6 +7,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include <event2/bufferevent.h>
 #include <event2/event.h>
@@ -78,6 +80,37 @@ struct gw_log_rate {
 	uint64_t suppressed;   /* lines dropped since the last one logged */
 };
 
+/* Outcomes of a registration attempt with the node agent, as metric labels
+ * (ringsteer_gateway_agent_registrations_total{result}); order = enum. */
+enum gw_agent_result {
+	GW_AGENT_OK,      /* registered */
+	GW_AGENT_ABSENT,  /* no socket file, or nobody listening on it */
+	GW_AGENT_REFUSED, /* the agent answered with a refusal (its reason is logged) */
+	GW_AGENT_TIMEOUT, /* no reply within the attempt's timeout */
+	GW_AGENT_ERROR,   /* anything else: permissions, a broken reply, socket errors */
+	GW_AGENT_RESULT_COUNT
+};
+
+/* Which agent instance a socket path names: a restarted agent binds a new
+ * socket file, so a new inode (ctime guards against the inode number being
+ * reused by a filesystem that recycles them).  present false: no file. */
+struct gw_agent_stamp {
+	bool present;
+	dev_t dev;
+	ino_t ino;
+	struct timespec ctime;
+};
+
+/* One listening socket's standing with the node agent (agent_registration.c). */
+struct gw_agent_link {
+	bool registered;         /* the agent at `at` accepted this socket */
+	struct gw_agent_stamp at; /* the socket path's identity just before that success */
+	int last_err;            /* the failure last logged; 0: none since start or the last success */
+	uint8_t last_reason;     /* with last_err -EACCES: the agent's reason */
+	int64_t logged_ms;       /* monotonic: when a failure was last logged */
+	uint64_t failures;       /* failed attempts since the last success */
+};
+
 struct gw_counters {
 	uint64_t accepts;             /* placements that attached here */
 	uint64_t redirects_placement; /* placements that sent the member elsewhere */
@@ -95,6 +128,7 @@ struct gw_counters {
 	uint64_t claims_superseded;   /* degraded sessions the store had a newer epoch for: closed */
 	uint64_t tls_reloads_ok;      /* SIGHUP: certificate, key and CA read anew */
 	uint64_t tls_reloads_failed;  /* SIGHUP: the files were unusable; the old ones still serve */
+	uint64_t agent_attempts[GW_AGENT_RESULT_COUNT]; /* registrations with the node agent, by result */
 };
 
 struct gw_conn;
@@ -124,6 +158,7 @@ struct gateway {
 	struct gw_counters counters;
 	struct gw_unauth unauth;      /* connections waiting for HELLO, per source */
 	struct gw_log_rate reject_log[GW_REJECT_COUNT];
+	struct gw_agent_link agent_listen, agent_peer; /* with --agent: each listener's registration */
 };
 
 /* Accepts a new connection from a listener (conn.c). */
@@ -202,6 +237,22 @@ struct bufferevent *gw_tls_bufferevent(struct gateway *gw, evutil_socket_t fd);
 
 /* Whether mTLS is off, or bev's client certificate names member (tls.c). */
 bool gw_tls_client_is(struct bufferevent *bev, const struct gateway *gw, const char *member);
+
+/* With --agent: registers both listening sockets with the node agent,
+ * waiting up to RS_AGENT_REG_CLIENT_TIMEOUT_MS each (the loop is not
+ * serving yet).  A failure is logged; the gateway runs on, redirect-only,
+ * and the heartbeat tries again (agent_registration.c). */
+void gw_agent_register_start(struct gateway *gw);
+
+/* The heartbeat's check (agent_registration.c): registers a socket the agent
+ * does not hold (a failed attempt, or a different agent instance now at the
+ * socket path: its file's identity changed since our last success); does
+ * nothing, not even connect, when the same agent still holds both.  Each
+ * attempt blocks the loop at most a short timeout. */
+void gw_agent_watch(struct gateway *gw);
+
+/* The label of a registration result (agent_registration.c). */
+const char *gw_agent_result_label(enum gw_agent_result r);
 
 /* Serves /metrics, /readyz, /healthz on cfg.metrics.  Returns 0 or -errno (metrics.c). */
 int gw_metrics_start(struct gateway *gw);

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "gateway.h"
-#include "ringsteer/agent_reg.h"
 #include "ringsteer/endpoint.h"
 #include "ringsteer/flags.h"
 #include "ringsteer/logfmt.h"
@@ -32,7 +31,9 @@ static const char usage[] =
 	"  --store URL             default " RS_STORE_DEFAULT_URL "\n"
 	"  --secret FILE           cluster secret for supervisor tokens\n"
 	"  --metrics ADDR:PORT     GET /metrics, /readyz, /healthz\n"
-	"  --agent PATH            register the listening sockets with the node agent there\n"
+	"  --agent PATH            register the listening sockets with the node agent there;\n"
+	"                          retried every heartbeat until it succeeds, and again\n"
+	"                          when a new agent replaces the one that accepted them\n"
 	"  --heartbeat MS          store and supervisor heartbeat (default 5000)\n"
 	"  --ttl MS                rows older than this are dead (default 15000)\n"
 	"  --hello-timeout MS      close connections without HELLO by then (default 5000)\n"
@@ -225,34 +226,13 @@ static struct evconnlistener *listen_on(struct gateway *gw, const char *endpoint
 				       (struct sockaddr *)&ss, (int)len);
 }
 
-/* Hands a listening socket to the node agent, so the kernel can steer
- * Service connections to it.  Without an agent the gateway runs on,
- * redirect-only: placement stays correct, only the round trip returns. */
-static void register_with_agent(struct gateway *gw, struct evconnlistener *lst, enum rs_agent_role role)
-{
-	char reason[256] = "", slot_text[16];
-	uint32_t slot = 0;
-	int err;
-
-	err = rs_agent_register(gw->cfg.agent, gw->cfg.id, role, evconnlistener_get_fd(lst), &slot, reason,
-				sizeof(reason));
-	if (err == 0) {
-		snprintf(slot_text, sizeof(slot_text), "%u", slot);
-		rs_log(stderr, "info", gw->who, "event", "agent_registered", "role",
-		       role == RS_AGENT_ROLE_LISTEN ? "listen" : "peer", "slot", slot_text, NULL);
-		return;
-	}
-	rs_log(stderr, "warn", gw->who, "event", "agent_unavailable", "role",
-	       role == RS_AGENT_ROLE_LISTEN ? "listen" : "peer", "agent", gw->cfg.agent, "error",
-	       err == -EACCES ? reason : strerror(-err), "mode", "redirect-only", NULL);
-}
-
 static void on_heartbeat(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
 	gw_conn_heartbeat(arg);
 	gw_tls_watch(arg);
+	gw_agent_watch(arg);
 }
 
 static void on_sighup(evutil_socket_t fd, short what, void *arg)
@@ -320,10 +300,9 @@ int main(int argc, char **argv)
 		       "error", strerror(errno), NULL);
 		goto cleanup;
 	}
-	if (gw.cfg.agent) {
-		register_with_agent(&gw, gw.listen_lst, RS_AGENT_ROLE_LISTEN);
-		register_with_agent(&gw, gw.peer_lst, RS_AGENT_ROLE_PEER);
-	}
+	/* Without an agent the gateway runs on, redirect-only: placement stays
+	 * correct, only the round trip returns; the heartbeat tries again. */
+	gw_agent_register_start(&gw);
 	err = gw_metrics_start(&gw);
 	if (err) {
 		rs_log(stderr, "error", gw.who, "event", "metrics_failed", "metrics", gw.cfg.metrics, "error",

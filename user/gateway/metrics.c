@@ -103,6 +103,22 @@ static void render(const void *ctx, struct evbuffer *b)
 	rs_metrics_family(b, "ringsteer_gateway_insecure", "gauge",
 	       "1 when the gateway serves plaintext (--insecure), 0 under TLS.");
 	evbuffer_add_printf(b, "ringsteer_gateway_insecure{gateway=\"%s\"} %d\n", id, gw->tls ? 0 : 1);
+	if (gw->cfg.agent) {
+		rs_metrics_family(b, "ringsteer_gateway_agent_registered", "gauge",
+		       "1 when the node agent at --agent holds this listening socket (sk_lookup steers to it), "
+		       "0 when not (redirect-only).");
+		evbuffer_add_printf(b, "ringsteer_gateway_agent_registered{gateway=\"%s\",role=\"listen\"} %d\n", id,
+				    gw->agent_listen.registered ? 1 : 0);
+		evbuffer_add_printf(b, "ringsteer_gateway_agent_registered{gateway=\"%s\",role=\"peer\"} %d\n", id,
+				    gw->agent_peer.registered ? 1 : 0);
+		rs_metrics_family(b, "ringsteer_gateway_agent_registrations_total", "counter",
+		       "Attempts to register a listening socket with the node agent, by result.");
+		for (int r = 0; r < GW_AGENT_RESULT_COUNT; r++)
+			evbuffer_add_printf(b,
+					    "ringsteer_gateway_agent_registrations_total{gateway=\"%s\",result=\"%s\"} %llu\n", id,
+					    gw_agent_result_label((enum gw_agent_result)r),
+					    (unsigned long long)k->agent_attempts[r]);
+	}
 	if (!gw->tls)
 		return;
 	rs_metrics_family(b, "ringsteer_gateway_tls_cert_expiry_timestamp_seconds", "gauge",
