@@ -2,7 +2,8 @@
 # The demo (`make demo`, demo/demo.sh) end to end, shortened to 6
 # supervisors, with the node agent and without it (AGENT=0): every step
 # settles, each prints its chart, the verdict line says even, and the demo
-# leaves nothing behind (namespace, temp dir, BPF pins).
+# leaves nothing behind (namespace, temp dir, BPF pins).  With the agent,
+# connect-time steering took every Service connect (kube-proxy's DNAT none).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${RS_BUILD:-build}
@@ -18,7 +19,7 @@ for agent in 1 0; do
 	out=$(mktemp)
 	tmp=$(mktemp -d)
 	prefix="${RS_NS_PREFIX:-rs-$$}-demo$agent"
-	pins_before=$(ls /sys/fs/bpf/ringsteer 2>/dev/null | sort)
+	pins_before=$(ls /sys/fs/bpf/ringsteer /sys/fs/bpf 2>/dev/null | sort)
 	AGENT=$agent DEMO_SUPERVISORS=6 RS_NS_PREFIX=$prefix TMPDIR=$tmp \
 		timeout -k 5 150 "$here/../../demo/demo.sh" "$build" >"$out" 2>&1
 	rc=$?
@@ -32,11 +33,12 @@ for agent in 1 0; do
 		grep -qE '^verdict: even \(max - min = [01] over 2 gateways, 6 supervisors' <(tail -n 1 "$out")
 	check "AGENT=$agent: a token refresh moved nobody" grep -q '^moved: 0 ' "$out"
 	if [ "$agent" = 1 ] && ! grep -q 'cannot steer here' "$out"; then
-		check "AGENT=1: the kernel steered lookups" grep -qE '^kernel: +steered lookups .*pinned=[1-9]' "$out"
+		check "AGENT=1: the kernel steered connects" grep -qE '^kernel: +connects to the Service steered_netns=[1-9]' "$out"
+		check "AGENT=1: kube-proxy's DNAT took none" grep -qE "^service: +connects kube-proxy's DNAT took: 0 " "$out"
 	fi
 	check "AGENT=$agent: no namespace left" [ -z "$(ip netns list | grep "^$prefix-")" ]
 	check "AGENT=$agent: no temp dir left" [ -z "$(ls -A "$tmp")" ]
-	check "AGENT=$agent: no BPF pins left" [ "$(ls /sys/fs/bpf/ringsteer 2>/dev/null | sort)" = "$pins_before" ]
+	check "AGENT=$agent: no BPF pins left" [ "$(ls /sys/fs/bpf/ringsteer /sys/fs/bpf 2>/dev/null | sort)" = "$pins_before" ]
 	rm -rf "$out" "$tmp"
 done
 [ "$fails" -eq 0 ] || exit 1
