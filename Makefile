@@ -287,6 +287,7 @@ bench: deps all $(BENCH_BINS)
 	@echo "== bench/service_only.sh"; bench/service_only.sh $(BUILD)
 	@echo "== bench/rolling_restart.sh"; bench/rolling_restart.sh $(BUILD)
 	@echo "== bench/accept_time.sh"; bench/accept_time.sh $(BUILD)
+	@echo "== bench/connect_steer.sh"; bench/connect_steer.sh $(BUILD)
 	@echo "== bench/tls_cost.sh"; bench/tls_cost.sh $(BUILD)
 
 sim: deps all

@@ -38,6 +38,16 @@
  *       each kind of round, the connections per second of each, and their
  *       ratio.  Each connection is connect + close with RST (no TIME_WAIT,
  *       so ports never run out); the listener drains its accept queue.
+ *   kt_tool connect_bench LINK_PIN MEMBER_SOCKET MEMBER SERVICE OTHER COUNT
+ *       the connect-time steering benchmark (bench/connect_steer.sh; run it
+ *       in a pod's netns and cgroup): with BPF_STATS_RUN_TIME on, the
+ *       connect4 program's ns per run (run_time_ns / run_cnt of the
+ *       program behind LINK_PIN) over COUNT connects of each kind, in 10
+ *       interleaved rounds: to SERVICE unregistered (the program finds no
+ *       target; kube-proxy's DNAT decides) and to OTHER (not a Service);
+ *       then, MEMBER registered with the agent at MEMBER_SOCKET, to SERVICE
+ *       steered (the program rewrites the destination) and to OTHER again.
+ *       Prints one "NAME VALUE" line per figure.  Connects close with RST.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -403,6 +413,108 @@ static int bench(const char *service, const char *direct, const char *seconds, c
 	return failed ? 1 : 0;
 }
 
+/* COUNT connects to `to`, each closed with RST; returns the successful ones. */
+static unsigned long hammer_n(const struct sockaddr_storage *to, socklen_t to_len, unsigned long count,
+			      unsigned long *failed)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	unsigned long n = 0;
+
+	for (unsigned long i = 0; i < count; i++) {
+		int fd = socket(to->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (fd < 0) {
+			(*failed)++;
+			continue;
+		}
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		if (connect(fd, (const struct sockaddr *)to, to_len) == 0)
+			n++;
+		else
+			(*failed)++;
+		close(fd);
+	}
+	return n;
+}
+
+struct cstat {
+	uint64_t ns, runs;
+	unsigned long conns;
+};
+
+/* One round of `count` connects to `to`, its program time added to *c. */
+static void cround(int prog_fd, const struct sockaddr_storage *to, socklen_t to_len, unsigned long count,
+		   struct cstat *c, unsigned long *failed)
+{
+	uint64_t ns0, runs0, ns1, runs1;
+
+	prog_stats(prog_fd, &ns0, &runs0);
+	c->conns += hammer_n(to, to_len, count, failed);
+	prog_stats(prog_fd, &ns1, &runs1);
+	c->ns += ns1 - ns0;
+	c->runs += runs1 - runs0;
+}
+
+static void cprint(const char *name, const struct cstat *c)
+{
+	printf("connect4_ns_per_run_%s %.1f\n", name, c->runs ? (double)c->ns / (double)c->runs : 0.0);
+	printf("connect4_runs_%s %llu\n", name, (unsigned long long)c->runs);
+	printf("connects_%s %lu\n", name, c->conns);
+}
+
+static int connect_bench(char **argv)
+{
+	enum { ROUNDS = 10 };
+	const char *link_pin = argv[0], *member_sock = argv[1], *member_id = argv[2];
+	struct sockaddr_storage svc, oth;
+	socklen_t svc_len, oth_len;
+	struct bpf_link_info li = { 0 };
+	__u32 li_len = sizeof(li);
+	long count = atol(argv[5]);
+	struct cstat unreg = { 0 }, other1 = { 0 }, steered = { 0 }, other2 = { 0 }, other;
+	struct rs_agent_reg_reply reply;
+	unsigned long failed = 0, per;
+	int stats_fd, link_fd, prog_fd, link = -1, err;
+
+	if (rs_endpoint_parse(argv[3], &svc, &svc_len) || rs_endpoint_parse(argv[4], &oth, &oth_len) || count < ROUNDS ||
+	    count > 1000000)
+		return 2;
+	per = (unsigned long)count / ROUNDS;
+	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME); /* on while this fd is open */
+	link_fd = bpf_obj_get(link_pin);
+	if (stats_fd < 0 || link_fd < 0 || bpf_obj_get_info_by_fd(link_fd, &li, &li_len) < 0 ||
+	    (prog_fd = bpf_prog_get_fd_by_id(li.prog_id)) < 0) {
+		fprintf(stderr, "kt_tool connect_bench: cannot enable stats or open %s: %s\n", link_pin, strerror(errno));
+		return 1;
+	}
+	for (int r = 0; r < ROUNDS; r++) {
+		cround(prog_fd, &oth, oth_len, per, &other1, &failed);
+		cround(prog_fd, &svc, svc_len, per, &unreg, &failed);
+	}
+	err = rs_agent_member_register(member_sock, member_id, 2000, &link, &reply);
+	if (err) {
+		fprintf(stderr, "kt_tool connect_bench: register %s: %s %s\n", member_id, strerror(-err),
+			err == -EACCES ? reply.text : "");
+		return 1;
+	}
+	for (int r = 0; r < ROUNDS; r++) {
+		cround(prog_fd, &svc, svc_len, per, &steered, &failed);
+		cround(prog_fd, &oth, oth_len, per, &other2, &failed);
+	}
+	close(link);
+	other = (struct cstat){ other1.ns + other2.ns, other1.runs + other2.runs, other1.conns + other2.conns };
+	cprint("service_steered", &steered);
+	cprint("service_unregistered", &unreg);
+	cprint("other", &other);
+	cprint("other_unregistered", &other1);
+	cprint("other_registered", &other2);
+	printf("failed %lu\n", failed);
+	close(prog_fd);
+	close(link_fd);
+	close(stats_fd);
+	return failed ? 1 : 0;
+}
+
 static int swap(const char *link_pin)
 {
 	const struct bpf_insn insns[] = {
@@ -444,6 +556,8 @@ int main(int argc, char **argv)
 		return dial(argv[2], argv[3]);
 	if (argc == 3 && strcmp(argv[1], "swap") == 0)
 		return swap(argv[2]);
+	if (argc == 8 && strcmp(argv[1], "connect_bench") == 0)
+		return connect_bench(argv + 2);
 	if (argc == 6 && strcmp(argv[1], "bench") == 0)
 		return bench(argv[2], argv[3], argv[4], argv[5]);
 	fprintf(stderr, "usage: kt_tool serve SOCKET ID=ADDR:PORT... | gateway STORE MS ID=PEER... | "
