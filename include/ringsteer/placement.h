@@ -20,6 +20,9 @@ enum rs_reason {
 	RS_REASON_OWNER_FALLBACK, /* every active gateway at cap: ring owner */
 	RS_REASON_STAY,           /* asked to stay where it landed, honored */
 	RS_REASON_DRAIN_HANDOFF,  /* handed off by a stopping gateway */
+	RS_REASON_RESERVED,       /* arrived where the rule had reserved its place
+				   * (a node agent's connect-time steering, or a
+				   * redirect's target reached through the Service) */
 };
 
 /* One gateway in a snapshot, indexed like the ring's gateways. */

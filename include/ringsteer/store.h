@@ -168,6 +168,14 @@ struct rs_admit {
  * redirected to it until its row expires, would all stay where the Service
  * dropped them, above the cap.
  *
+ * An arrival (no stay) that lands where its own pending reservation is,
+ * at a serving gateway, is accepted there (reason RS_REASON_RESERVED when
+ * the rule would now say otherwise): the rule chose this gateway when the
+ * reservation was written (a node agent steering the member's connect,
+ * rs_store_steer(), or a redirect whose target it reached through the
+ * Service) and the reservation has counted since, so the kernel's choice
+ * and the gateway's agree even when loads moved in between.
+ *
  * With handoff set, the deciding gateway is draining and the member is
  * attached to it: the member's row must be (gateway_id, epoch), else
  * -ESTALE; it is placed by the rule over the ring without the draining
@@ -178,7 +186,8 @@ struct rs_admit {
 int rs_store_admit(struct rs_store *st, struct rs_admit *a);
 
 /* What-if: decides where member_id would go arriving now through the
- * Service (no stay), exactly as rs_store_admit() would over the same
+ * Service (no stay, landing anywhere but at a reservation of its own),
+ * exactly as rs_store_admit() would over the same
  * snapshot (ring = live gateways, load = their counted sessions, draining
  * gateways no target, the member's own counted row its stale record), in
  * one read transaction that writes nothing.  target_id (RS_ID_MAX + 1

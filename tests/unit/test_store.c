@@ -342,10 +342,19 @@ static int oracle(struct rs_store *st, const struct rs_admit *a, struct rs_decis
 		loads[arr.stale].draining = true;
 		arr.stay = false;
 	}
+	/* Arrived where its reservation is (store_admit.c): accepted unless
+	 * draining, whatever the rule says now. */
+	bool reserved_here = !a->stay && !a->handoff && pending && arr.stale >= 0 && arr.stale == arr.at;
+
 	err = rs_place(ring, loads, &arr, d);
 	if (!err && fallback && !loads[arr.at].draining && loads[arr.at].load < d->cap) {
 		d->gateway = (uint32_t)arr.at;
 		d->reason = RS_REASON_STAY;
+		d->full = false;
+	}
+	if (!err && reserved_here && !loads[arr.at].draining && d->gateway != (uint32_t)arr.at) {
+		d->gateway = (uint32_t)arr.at;
+		d->reason = RS_REASON_RESERVED;
 		d->full = false;
 	}
 	if (!err)
@@ -707,7 +716,7 @@ static void test_whatif_matches_admit(void **state)
 	uint64_t epochs[40] = { 0 };
 	struct test_rng rng;
 	int64_t now = T0;
-	size_t compared = 0, stale = 0;
+	size_t compared = 0, stale = 0, reserved = 0;
 
 	test_rng_seed(&rng, "store whatif", 7);
 	for (size_t g = 0; g < n_gws; g++)
@@ -742,6 +751,15 @@ static void test_whatif_matches_admit(void **state)
 				assert_int_equal(err, -ENOENT);
 				continue;
 			}
+			/* Landing where its own reservation is binds the admission
+			 * (reason reserved): the what-if answers for a landing
+			 * anywhere else. */
+			if (a.decision.reason == RS_REASON_RESERVED) {
+				assert_true(had && before.live && before.state == RS_SESSION_PENDING);
+				assert_string_equal(before.gateway_id, gws[g]);
+				reserved++;
+				continue;
+			}
 			assert_string_equal(target, a.target_id);
 			assert_int_equal(d.gateway, a.decision.gateway);
 			assert_int_equal(d.reason, a.decision.reason);
@@ -757,7 +775,8 @@ static void test_whatif_matches_admit(void **state)
 			now += (int64_t)test_rng_below(&rng, 6000);
 		}
 	}
-	printf("# store whatif: %zu decisions compared, %zu with a live row of the member\n", compared, stale);
+	printf("# store whatif: %zu decisions compared, %zu with a live row of the member, %zu bound by a reservation\n",
+	       compared, stale, reserved);
 	assert_true(compared > 150);
 	assert_true(stale > 50);
 	assert_int_equal(rs_store_whatif(st, "", now, &(struct rs_decision){ 0 }, (char[RS_ID_MAX + 1]){ 0 }),
@@ -917,6 +936,90 @@ static void test_reservation(void **state)
 	assert_true(session_of(st, second, T0 + 30, &row));
 	assert_int_equal(row.state, RS_SESSION_ACTIVE);
 	assert_int_equal(row.expires_ms, T0 + 30 + TTL);
+	rs_store_close(st);
+}
+
+/* rs_store_steer: the node agent's choice for a registered member is the
+ * rule's for a Service arrival, written as a reservation; a member attached
+ * or already reserved goes there with nothing written; the reservation
+ * binds the gateway's own decision when the member arrives, even after
+ * loads moved; a member attached to a draining gateway gets no reservation
+ * (its row stays the attachment the drain hands off). */
+static void test_steer(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store_ab(f);
+	const char *const ids[] = { "gw-a", "gw-b" };
+	struct rs_store_steer out;
+	struct rs_session_row row;
+	struct rs_decision d;
+	char member[32], other[32], want[RS_ID_MAX + 1];
+	struct rs_admit a;
+
+	/* gw-a holds one; a member owned by gw-a is steered as the rule
+	 * places it through the Service: gw-a is full at cap 1, so gw-b. */
+	a = arrival("gw-a", "holder", 1, true, T0);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	member_owned_by(ids, 2, "gw-a", "m", member, sizeof(member));
+	assert_int_equal(rs_store_whatif(st, member, T0 + 1, &d, want), 0);
+	assert_int_equal(rs_store_steer(st, member, T0 + 1, &out), 0);
+	assert_string_equal(out.gateway_id, want);
+	assert_string_equal(out.gateway_id, "gw-b");
+	assert_string_equal(out.peer, "10.0.0.102:7443");
+	assert_true(out.reserved);
+	assert_false(out.home);
+	assert_true(session_of(st, member, T0 + 1, &row));
+	assert_int_equal(row.state, RS_SESSION_PENDING);
+	assert_string_equal(row.gateway_id, "gw-b");
+	assert_int_equal(row.expires_ms, T0 + 1 + RESERVATION);
+	assert_int_equal(load_of(st, "gw-b", T0 + 1), 1);
+
+	/* Again: the same answer, nothing written (the reservation stays). */
+	assert_int_equal(rs_store_steer(st, member, T0 + 2, &out), 0);
+	assert_string_equal(out.gateway_id, "gw-b");
+	assert_false(out.reserved);
+	assert_true(session_of(st, member, T0 + 2, &row));
+	assert_int_equal(row.expires_ms, T0 + 1 + RESERVATION);
+
+	/* The holder leaves gw-a: the rule would now take the member to its
+	 * owner, gw-a.  Arriving at gw-b, where it is reserved, without asking
+	 * to stay, it is accepted there (reason reserved). */
+	assert_int_equal(rs_store_session_end(st, "gw-a", "holder", 1), 0);
+	assert_int_equal(rs_store_whatif(st, member, T0 + 3, &d, want), 0);
+	assert_string_equal(want, "gw-a");
+	a = arrival("gw-b", member, 1, false, T0 + 3);
+	assert_int_equal(admit_checked(st, &a), 0);
+	assert_true(a.accepted);
+	assert_int_equal(a.decision.reason, RS_REASON_RESERVED);
+
+	/* Attached: steered home, nothing written. */
+	assert_int_equal(rs_store_steer(st, member, T0 + 4, &out), 0);
+	assert_string_equal(out.gateway_id, "gw-b");
+	assert_true(out.home);
+	assert_false(out.reserved);
+
+	/* Attached to a draining gateway: the rule's answer, no reservation. */
+	register_gw(st, "gw-b", RS_GATEWAY_DRAINING, T0 + 5);
+	assert_int_equal(rs_store_steer(st, member, T0 + 6, &out), 0);
+	assert_string_equal(out.gateway_id, "gw-a");
+	assert_false(out.home);
+	assert_false(out.reserved);
+	assert_true(session_of(st, member, T0 + 6, &row));
+	assert_int_equal(row.state, RS_SESSION_ACTIVE);
+	assert_string_equal(row.gateway_id, "gw-b");
+
+	/* A reservation at a draining gateway binds nothing: placed by the rule. */
+	register_gw(st, "gw-b", RS_GATEWAY_SERVING, T0 + 7);
+	member_owned_by(ids, 2, "gw-b", "o", other, sizeof(other));
+	assert_int_equal(rs_store_steer(st, other, T0 + 8, &out), 0);
+	register_gw(st, "gw-b", RS_GATEWAY_DRAINING, T0 + 9);
+	a = arrival("gw-b", other, 1, false, T0 + 10);
+	assert_int_equal(admit_checked(st, &a), 0);
+	assert_false(a.accepted);
+
+	/* No live gateway at all: -ENOENT; bad member: -EINVAL. */
+	assert_int_equal(rs_store_steer(st, "late", T0 + 10 * TTL, &out), -ENOENT);
+	assert_int_equal(rs_store_steer(st, "", T0 + 11, &out), -EINVAL);
 	rs_store_close(st);
 }
 
@@ -2348,6 +2451,7 @@ static void test_pg_watch(void **state)
 	STORE_TEST(test_ttl_expiry, env),                           \
 	STORE_TEST(test_admit_matches_rule, env),                   \
 	STORE_TEST(test_reservation, env),                          \
+	STORE_TEST(test_steer, env),                                \
 	STORE_TEST(test_stale_record_excluded, env),                \
 	STORE_TEST(test_stay, env),                                 \
 	STORE_TEST(test_fallback_after_failed_redirect, env),       \

@@ -402,6 +402,7 @@ static void on_hello(struct gw_conn *c, const struct rs_hello *h)
 	}
 	gw->counters.accepts++;
 	gw->counters.stays += a.decision.reason == RS_REASON_STAY;
+	gw->counters.reserved += a.decision.reason == RS_REASON_RESERVED;
 	attach(c, h);
 }
 

@@ -116,6 +116,7 @@ struct gw_counters {
 	uint64_t redirects_placement; /* placements that sent the member elsewhere */
 	uint64_t redirects_drain;
 	uint64_t stays;               /* accepts honoring STAY */
+	uint64_t reserved;            /* accepts where the member's reservation was (store_admit.c) */
 	uint64_t owner_fallbacks;
 	uint64_t rejects[GW_REJECT_COUNT];
 	uint64_t store_errors;

@@ -54,6 +54,11 @@ static void render(const void *ctx, struct evbuffer *b)
 	rs_metrics_family(b, "ringsteer_gateway_stays_total", "counter", "Arrivals accepted because they asked to stay.");
 	evbuffer_add_printf(b, "ringsteer_gateway_stays_total{gateway=\"%s\"} %llu\n", id,
 			    (unsigned long long)k->stays);
+	rs_metrics_family(b, "ringsteer_gateway_reserved_accepts_total", "counter",
+			  "Arrivals accepted where the rule had reserved their place (connect-time steering, or a "
+			  "redirect's target reached through the Service) though loads had moved since.");
+	evbuffer_add_printf(b, "ringsteer_gateway_reserved_accepts_total{gateway=\"%s\"} %llu\n", id,
+			    (unsigned long long)k->reserved);
 	rs_metrics_family(b, "ringsteer_gateway_owner_fallbacks_total", "counter",
 	       "Placements that found every gateway at cap and took the ring owner.");
 	evbuffer_add_printf(b, "ringsteer_gateway_owner_fallbacks_total{gateway=\"%s\"} %llu\n", id,

@@ -18,6 +18,8 @@ const char *rs_reason_name(enum rs_reason reason)
 		return "stay";
 	case RS_REASON_DRAIN_HANDOFF:
 		return "drain-handoff";
+	case RS_REASON_RESERVED:
+		return "reserved";
 	}
 	return "unknown";
 }

@@ -285,7 +285,7 @@ static int admit(struct rs_store *st, void *arg)
 	const struct rs_admit *a = ad->in;
 	struct rs_member_row m;
 	const struct rs_gateway_row *here, *target;
-	bool fallback;
+	bool fallback, reserved_here;
 	struct rs_arrival arrival = { .member_id = a->member_id, .stay = a->stay, .stale = -1 };
 	struct member_facts facts = {
 		.instance_id = a->instance_id ? a->instance_id : "",
@@ -341,11 +341,24 @@ static int admit(struct rs_store *st, void *arg)
 			return err;
 		arrival.stay = false;
 	}
+	/* Arrived where its pending reservation is: the rule chose this gateway
+	 * when the reservation was written (by a node agent steering the
+	 * member's connect, or by a redirect whose target it reached through
+	 * the Service), and the reservation has counted in its load since.
+	 * Accepted as a redirect's target is, unless draining, so the kernel's
+	 * choice and the gateway's agree even when loads moved in between. */
+	reserved_here = !a->stay && !a->handoff && m.found && m.row.state == RS_SESSION_PENDING &&
+			arrival.stale >= 0 && arrival.stale == arrival.at;
 	err = rs_placer_decide(st->placer, &arrival, &ad->decision);
 	if (err)
 		return err;
 	if (ad->decision.gateway >= st->live.n)
 		return -EIO;
+	if (reserved_here && here->state == RS_GATEWAY_SERVING && ad->decision.gateway != (uint32_t)arrival.at) {
+		ad->decision.gateway = (uint32_t)arrival.at;
+		ad->decision.reason = RS_REASON_RESERVED;
+		ad->decision.full = false;
+	}
 	if (fallback && here->state == RS_GATEWAY_SERVING && st->loads[arrival.at] < ad->decision.cap) {
 		ad->decision.gateway = (uint32_t)arrival.at;
 		ad->decision.reason = RS_REASON_STAY;
