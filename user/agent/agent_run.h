@@ -89,7 +89,7 @@ struct agent {
 	/* connect-time steering (agent_member.h) */
 	struct agent_member_scope scope;
 	int member_lfd;                        /* -1: no member socket */
-	struct event *member_accept_ev;
+	struct event *member_accept_ev, *member_resume_ev;
 	struct agent_member *members;          /* connections, registered or not */
 	size_t n_members;                      /* registered */
 	unsigned n_pending;                    /* connected, not registered yet */

@@ -29,10 +29,10 @@
 #include "agent_run.h"
 #include "ringsteer/logfmt.h"
 #include "ringsteer/mstime.h"
+#include "registration_socket.h"
 
 #define WHO "agent=members"
 #define DEADLINE_MS 2000
-#define ACCEPT_BATCH 16
 #define PENDING_MAX 64 /* connections that have not registered yet */
 
 /* The connection no longer counts as waiting to register. */
@@ -232,41 +232,26 @@ static void member_start(struct agent *a, int fd)
 		refuse(m, RS_AGENT_REG_INTERNAL, "agent: internal error: cannot watch the connection");
 }
 
+static void start_cb(void *ctx, int fd)
+{
+	member_start(ctx, fd);
+}
+
 static void accept_ready(evutil_socket_t lfd, short what, void *arg)
 {
 	struct agent *a = arg;
 
 	(void)what;
-	for (int i = 0; i < ACCEPT_BATCH; i++) {
-		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-
-		if (fd >= 0) {
-			member_start(a, fd);
-			continue;
-		}
-		if (errno == EINTR || errno == ECONNABORTED)
-			continue;
-		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			rs_log(stderr, "error", WHO, "event", "accept_failed", "error", strerror(errno), NULL);
-		return;
-	}
+	rs_reg_accept_batch(lfd, a->member_accept_ev, a->member_resume_ev, start_cb, a, stderr, WHO);
 }
 
-/* The socket's directory, one level, 0755 if missing: every local process
- * may reach the member socket. */
-static int ensure_dir(const char *path)
+static void accept_resume(evutil_socket_t fd, short what, void *arg)
 {
-	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	char *slash;
+	struct agent *a = arg;
 
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return 0;
-	*slash = '\0';
-	if (mkdir(dir, 0755) == 0)
-		return chmod(dir, 0755) < 0 ? -errno : 0;
-	return errno == EEXIST ? 0 : -errno;
+	(void)fd;
+	(void)what;
+	rs_reg_accept_resume(a->member_accept_ev, stderr, WHO);
 }
 
 int agent_member_server_start(struct agent *a, const char *path)
@@ -277,7 +262,7 @@ int agent_member_server_start(struct agent *a, const char *path)
 	if (strlen(path) >= sizeof(sun.sun_path))
 		return -ENAMETOOLONG;
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-	err = ensure_dir(path);
+	err = rs_reg_socket_dir(path, 0755); /* every local process may reach the member socket */
 	if (err)
 		return err;
 	/* One agent per node: a leftover file from a dead agent is replaced
@@ -291,7 +276,8 @@ int agent_member_server_start(struct agent *a, const char *path)
 	    listen(a->member_lfd, 64) < 0)
 		return -errno;
 	a->member_accept_ev = event_new(a->base, a->member_lfd, EV_READ | EV_PERSIST, accept_ready, a);
-	if (!a->member_accept_ev || event_add(a->member_accept_ev, NULL) < 0)
+	a->member_resume_ev = evtimer_new(a->base, accept_resume, a);
+	if (!a->member_accept_ev || !a->member_resume_ev || event_add(a->member_accept_ev, NULL) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -307,7 +293,9 @@ void agent_member_server_stop(struct agent *a)
 		member_free(a->members);
 	if (a->member_accept_ev)
 		event_free(a->member_accept_ev);
-	a->member_accept_ev = NULL;
+	if (a->member_resume_ev)
+		event_free(a->member_resume_ev);
+	a->member_accept_ev = a->member_resume_ev = NULL;
 	if (a->member_lfd >= 0)
 		close(a->member_lfd);
 	a->member_lfd = -1;

@@ -167,16 +167,42 @@ static int read_reply(int fd, struct rs_agent_reg_reply *reply, int64_t deadline
 	}
 }
 
+/* Connects to socket_path, sends buf (with fd_to_pass as SCM_RIGHTS when
+ * >= 0) and reads one reply, all within timeout_ms.  Returns the connected
+ * socket (the caller closes it) with *reply filled, or -errno. */
+static int exchange(const char *socket_path, const uint8_t *buf, size_t len, int fd_to_pass, int timeout_ms,
+		    struct rs_agent_reg_reply *reply)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int64_t deadline = now_ms() + timeout_ms;
+	int fd, rc;
+
+	if (strlen(socket_path) >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", socket_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	rc = connect_agent(fd, &sun, deadline);
+	if (rc == 0)
+		rc = send_request(fd, buf, len, fd_to_pass, deadline);
+	if (rc == 0)
+		rc = read_reply(fd, reply, deadline);
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
 int rs_agent_register_timeout(const char *socket_path, const char *gateway_id, enum rs_agent_role role,
 			      int listen_fd, int timeout_ms, struct rs_agent_reg_reply *reply)
 {
 	struct rs_agent_reg_request req = { .version = RS_AGENT_REG_VERSION, .role = (uint8_t)role };
 	struct rs_agent_reg_reply local_reply;
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	uint8_t buf[RS_AGENT_REG_MSG_MAX];
-	int64_t deadline;
 	size_t len;
-	int fd = -1, rc;
+	int fd, rc;
 
 	if (!reply)
 		reply = &local_reply;
@@ -184,31 +210,15 @@ int rs_agent_register_timeout(const char *socket_path, const char *gateway_id, e
 	if (!socket_path || !*socket_path || !gateway_id || listen_fd < 0 || timeout_ms <= 0 ||
 	    (role != RS_AGENT_ROLE_LISTEN && role != RS_AGENT_ROLE_PEER) || !rs_proto_member_id_ok(gateway_id))
 		return -EINVAL;
-	if (strlen(socket_path) >= sizeof(sun.sun_path))
-		return -ENAMETOOLONG;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", socket_path);
 	snprintf(req.gateway_id, sizeof(req.gateway_id), "%s", gateway_id);
 	rc = rs_agent_reg_encode_request(&req, buf, sizeof(buf), &len);
 	if (rc < 0)
 		return rc;
-
-	deadline = now_ms() + timeout_ms;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = exchange(socket_path, buf, len, listen_fd, timeout_ms, reply);
 	if (fd < 0)
-		return -errno;
-	rc = connect_agent(fd, &sun, deadline);
-	if (rc < 0)
-		goto out;
-	rc = send_request(fd, buf, len, listen_fd, deadline);
-	if (rc < 0)
-		goto out;
-	rc = read_reply(fd, reply, deadline);
-	if (rc < 0)
-		goto out;
-	rc = reply->status == RS_AGENT_REG_STATUS_OK ? 0 : -EACCES;
-out:
+		return fd;
 	close(fd);
-	return rc;
+	return reply->status == RS_AGENT_REG_STATUS_OK ? 0 : -EACCES;
 }
 
 int rs_agent_register(const char *socket_path, const char *gateway_id, enum rs_agent_role role,
@@ -239,11 +249,9 @@ int rs_agent_member_register(const char *socket_path, const char *member_id, int
 {
 	struct rs_agent_member_request req = { .version = RS_AGENT_REG_VERSION };
 	struct rs_agent_reg_reply local_reply;
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	uint8_t buf[RS_AGENT_REG_MSG_MAX];
-	int64_t deadline;
 	size_t len;
-	int fd = -1, rc;
+	int fd, rc;
 
 	if (!reply)
 		reply = &local_reply;
@@ -252,29 +260,17 @@ int rs_agent_member_register(const char *socket_path, const char *member_id, int
 	    !rs_proto_member_id_ok(member_id))
 		return -EINVAL;
 	*link = -1;
-	if (strlen(socket_path) >= sizeof(sun.sun_path))
-		return -ENAMETOOLONG;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", socket_path);
 	snprintf(req.member_id, sizeof(req.member_id), "%s", member_id);
 	rc = rs_agent_member_encode_request(&req, buf, sizeof(buf), &len);
 	if (rc < 0)
 		return rc;
-
-	deadline = now_ms() + timeout_ms;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = exchange(socket_path, buf, len, -1, timeout_ms, reply);
 	if (fd < 0)
-		return -errno;
-	rc = connect_agent(fd, &sun, deadline);
-	if (rc == 0)
-		rc = send_request(fd, buf, len, -1, deadline);
-	if (rc == 0)
-		rc = read_reply(fd, reply, deadline);
-	if (rc == 0 && reply->status != RS_AGENT_REG_STATUS_OK)
-		rc = -EACCES;
-	if (rc < 0) {
+		return fd;
+	if (reply->status != RS_AGENT_REG_STATUS_OK) {
 		close(fd);
-		return rc;
+		return -EACCES;
 	}
-	*link = fd;
+	*link = fd; /* the open registration */
 	return 0;
 }

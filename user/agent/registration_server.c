@@ -35,6 +35,7 @@
 #include "ringsteer/agent_reg.h"
 #include "ringsteer/logfmt.h"
 #include "ringsteer/mstime.h"
+#include "registration_socket.h"
 
 #define FD_ROOM 4                    /* fds one recvmsg can hand over; more: MSG_CTRUNC */
 #define ACCEPT_BATCH 16               /* accepts per wakeup, so callers cannot starve the loop */
@@ -473,8 +474,12 @@ static void accept_resume(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (event_add(s->accept_ev, NULL) < 0 && s->log)
-		rs_log(s->log, "error", WHO, "event", "accept_resume_failed", NULL);
+	rs_reg_accept_resume(s->accept_ev, s->log, WHO);
+}
+
+static void start_cb(void *ctx, int fd)
+{
+	conn_start(ctx, fd);
 }
 
 static void accept_ready(evutil_socket_t lfd, short what, void *arg)
@@ -482,11 +487,23 @@ static void accept_ready(evutil_socket_t lfd, short what, void *arg)
 	struct rs_agent_reg_server *s = arg;
 
 	(void)what;
+	rs_reg_accept_batch(lfd, s->accept_ev, s->resume_ev, start_cb, s, s->log, WHO);
+}
+
+void rs_reg_accept_resume(struct event *accept_ev, FILE *log, const char *who)
+{
+	if (event_add(accept_ev, NULL) < 0 && log)
+		rs_log(log, "error", who, "event", "accept_resume_failed", NULL);
+}
+
+void rs_reg_accept_batch(int lfd, struct event *accept_ev, struct event *resume_ev, void (*start)(void *ctx, int fd),
+			 void *ctx, FILE *log, const char *who)
+{
 	for (int i = 0; i < ACCEPT_BATCH; i++) {
 		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd >= 0) {
-			conn_start(s, fd);
+			start(ctx, fd);
 			continue;
 		}
 		if (errno == EINTR || errno == ECONNABORTED)
@@ -495,20 +512,18 @@ static void accept_ready(evutil_socket_t lfd, short what, void *arg)
 			return;
 		/* Out of fds or memory: the listener stays readable, so keep
 		 * accepting and the loop spins.  Pause, then try again. */
-		if (s->log)
-			rs_log(s->log, "error", WHO, "event", "accept_failed", "error", strerror(errno), NULL);
-		if (event_del(s->accept_ev) == 0) {
+		if (log)
+			rs_log(log, "error", who, "event", "accept_failed", "error", strerror(errno), NULL);
+		if (event_del(accept_ev) == 0) {
 			struct timeval pause = { .tv_sec = 0, .tv_usec = ACCEPT_PAUSE_MS * 1000 };
 
-			evtimer_add(s->resume_ev, &pause);
+			evtimer_add(resume_ev, &pause);
 		}
 		return;
 	}
 }
 
-/* mkdir of the socket's directory, one level, 0750 whatever the umask; an
- * existing directory is the operator's and keeps its mode. */
-static int ensure_dir(const char *path)
+int rs_reg_socket_dir(const char *path, mode_t mode)
 {
 	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char *slash;
@@ -518,8 +533,8 @@ static int ensure_dir(const char *path)
 	if (!slash || slash == dir)
 		return 0;
 	*slash = '\0';
-	if (mkdir(dir, 0750) == 0)
-		return chmod(dir, 0750) < 0 ? -errno : 0;
+	if (mkdir(dir, mode) == 0)
+		return chmod(dir, mode) < 0 ? -errno : 0; /* whatever the umask */
 	return errno == EEXIST ? 0 : -errno;
 }
 
@@ -558,7 +573,7 @@ static int server_listen(struct rs_agent_reg_server *s)
 	int rc;
 
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", s->path);
-	rc = ensure_dir(s->path);
+	rc = rs_reg_socket_dir(s->path, 0750);
 	if (rc < 0)
 		return rc;
 	rc = clear_stale(&sun);

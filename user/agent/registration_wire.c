@@ -162,110 +162,103 @@ static int frame_total(const uint8_t *buf, size_t len, size_t fixed, size_t *tot
 	return len < *total ? -EAGAIN : 0;
 }
 
-int rs_agent_reg_encode_request(const struct rs_agent_reg_request *req, uint8_t *buf, size_t cap,
-				size_t *len)
+/* Both requests share a layout: the header, a type, two bytes (a gateway's
+ * role and flags; a member's flags and a reserved byte), an id.  b6 is the
+ * first of those bytes, b7 always 0. */
+static int encode_id_request(uint8_t type, uint8_t b6, const char *id, uint8_t *buf, size_t cap, size_t *len)
 {
-	size_t id_len, total;
+	size_t id_len = strlen(id), total = REQ_FIXED + id_len;
 
-	if (!req || !buf || !len || req->version != RS_AGENT_REG_VERSION || !role_known(req->role) ||
-	    !rs_proto_member_id_ok(req->gateway_id))
-		return -EINVAL;
-	id_len = strlen(req->gateway_id);
-	total = REQ_FIXED + id_len;
 	if (cap < total)
 		return -ENOSPC;
 	put_u32(buf, (uint32_t)(total - 4));
 	buf[4] = RS_AGENT_REG_VERSION;
-	buf[5] = TYPE_REGISTER;
-	buf[6] = req->role;
+	buf[5] = type;
+	buf[6] = b6;
 	buf[7] = 0;
 	put_u16(buf + 8, (uint16_t)id_len);
-	memcpy(buf + REQ_FIXED, req->gateway_id, id_len);
+	memcpy(buf + REQ_FIXED, id, id_len);
 	*len = total;
 	return 0;
 }
 
-int rs_agent_reg_decode_request(const uint8_t *buf, size_t len, struct rs_agent_reg_request *out,
-				size_t *size)
+/* Decodes a request of type into id[RS_ID_MAX + 1] and *b6; with b6_zero a
+ * non-zero b6 is inconsistent (-EPROTO) like the type.  *size and the
+ * returns as rs_agent_reg_decode_request's, the role aside. */
+static int decode_id_request(const uint8_t *buf, size_t len, uint8_t type, bool b6_zero, char *id, uint8_t *b6,
+			     uint8_t *version, size_t *size)
 {
 	size_t total, id_len;
-	uint8_t version = 0;
 	int rc;
 
-	rc = frame_total(buf, len, REQ_FIXED, &total, &version);
+	rc = frame_total(buf, len, REQ_FIXED, &total, version);
 	*size = total;
-	if (rc == -EPROTONOSUPPORT)
-		out->version = version;
 	if (rc < 0)
 		return rc;
 	*size = 0;
 	id_len = get_u16(buf + 8);
-	if (buf[5] != TYPE_REGISTER || buf[7] != 0 || id_len != total - REQ_FIXED)
+	if (buf[5] != type || buf[7] != 0 || (b6_zero && buf[6] != 0) || id_len != total - REQ_FIXED)
 		return -EPROTO;
 	/* The id is checked as text, so an embedded NUL or an overlong id is a
 	 * bad id, not a silently shortened one. */
 	if (id_len == 0 || id_len > RS_ID_MAX || memchr(buf + REQ_FIXED, '\0', id_len))
 		return -EINVAL;
-	memcpy(out->gateway_id, buf + REQ_FIXED, id_len);
-	out->gateway_id[id_len] = '\0';
-	if (!rs_proto_member_id_ok(out->gateway_id))
+	memcpy(id, buf + REQ_FIXED, id_len);
+	id[id_len] = '\0';
+	if (!rs_proto_member_id_ok(id))
 		return -EINVAL;
-	if (!role_known(buf[6]))
-		return -ERANGE;
-	out->version = version;
-	out->role = buf[6];
+	*b6 = buf[6];
 	*size = total;
+	return 0;
+}
+
+int rs_agent_reg_encode_request(const struct rs_agent_reg_request *req, uint8_t *buf, size_t cap,
+				size_t *len)
+{
+	if (!req || !buf || !len || req->version != RS_AGENT_REG_VERSION || !role_known(req->role) ||
+	    !rs_proto_member_id_ok(req->gateway_id))
+		return -EINVAL;
+	return encode_id_request(TYPE_REGISTER, req->role, req->gateway_id, buf, cap, len);
+}
+
+int rs_agent_reg_decode_request(const uint8_t *buf, size_t len, struct rs_agent_reg_request *out,
+				size_t *size)
+{
+	uint8_t version = 0, role = 0;
+	int rc = decode_id_request(buf, len, TYPE_REGISTER, false, out->gateway_id, &role, &version, size);
+
+	if (rc == -EPROTONOSUPPORT)
+		out->version = version;
+	if (rc < 0)
+		return rc;
+	if (!role_known(role)) {
+		*size = 0;
+		return -ERANGE;
+	}
+	out->version = version;
+	out->role = role;
 	return 0;
 }
 
 int rs_agent_member_encode_request(const struct rs_agent_member_request *req, uint8_t *buf, size_t cap,
 				   size_t *len)
 {
-	size_t id_len, total;
-
 	if (!req || !buf || !len || req->version != RS_AGENT_REG_VERSION || !rs_proto_member_id_ok(req->member_id))
 		return -EINVAL;
-	id_len = strlen(req->member_id);
-	total = REQ_FIXED + id_len;
-	if (cap < total)
-		return -ENOSPC;
-	put_u32(buf, (uint32_t)(total - 4));
-	buf[4] = RS_AGENT_REG_VERSION;
-	buf[5] = TYPE_MEMBER;
-	buf[6] = 0;
-	buf[7] = 0;
-	put_u16(buf + 8, (uint16_t)id_len);
-	memcpy(buf + REQ_FIXED, req->member_id, id_len);
-	*len = total;
-	return 0;
+	return encode_id_request(TYPE_MEMBER, 0, req->member_id, buf, cap, len);
 }
 
 int rs_agent_member_decode_request(const uint8_t *buf, size_t len, struct rs_agent_member_request *out,
 				   size_t *size)
 {
-	size_t total, id_len;
-	uint8_t version = 0;
-	int rc;
+	uint8_t version = 0, flags;
+	int rc = decode_id_request(buf, len, TYPE_MEMBER, true, out->member_id, &flags, &version, size);
 
-	rc = frame_total(buf, len, REQ_FIXED, &total, &version);
-	*size = total;
 	if (rc == -EPROTONOSUPPORT)
 		out->version = version;
-	if (rc < 0)
-		return rc;
-	*size = 0;
-	id_len = get_u16(buf + 8);
-	if (buf[5] != TYPE_MEMBER || buf[6] != 0 || buf[7] != 0 || id_len != total - REQ_FIXED)
-		return -EPROTO;
-	if (id_len == 0 || id_len > RS_ID_MAX || memchr(buf + REQ_FIXED, '\0', id_len))
-		return -EINVAL;
-	memcpy(out->member_id, buf + REQ_FIXED, id_len);
-	out->member_id[id_len] = '\0';
-	if (!rs_proto_member_id_ok(out->member_id))
-		return -EINVAL;
-	out->version = version;
-	*size = total;
-	return 0;
+	if (rc == 0)
+		out->version = version;
+	return rc;
 }
 
 static bool status_reason_ok(unsigned status, unsigned reason)
