@@ -167,4 +167,5 @@ exec 7>&-
 out=$(member c2 "$SOCK" sup-b "$SVC")
 echo "$out" | grep -q "^reached=$other peer=$SVC\$" || fail "not steered after the agent restarted: $out"
 agent_stop
+! grep -l 'Sanitizer\|runtime error' "$KT_DIR"/agent.*.log || fail "a sanitizer report in an agent's log"
 echo "ok"

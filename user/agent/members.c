@@ -189,8 +189,7 @@ enum rs_agent_reg_reason agent_member_admit(struct agent *a, struct agent_member
 			 kind_name(m->key.kind));
 	else
 		snprintf(v->text, sizeof(v->text), "registered by %s; connects go to %.80s at %.60s",
-			 kind_name(m->key.kind),
-			 m->gateway, peer);
+			 kind_name(m->key.kind), m->gateway, peer);
 	return RS_AGENT_REG_OK;
 }
 
@@ -284,7 +283,8 @@ int agent_members_sync(struct agent *a, const struct rs_session_row *sessions, s
 	for (size_t i = 0; i < n; i++)
 		if (sessions[i].live)
 			live[n_live++] = &sessions[i];
-	qsort(live, n_live, sizeof(*live), session_cmp);
+	if (n_live > 1)
+		qsort(live, n_live, sizeof(*live), session_cmp);
 	err = targets_follow(a);
 	for (struct agent_member *m = a->members; m && !err; m = m->next) {
 		struct rs_session_row probe, *pp = &probe;
@@ -307,8 +307,10 @@ int agent_members_sync(struct agent *a, const struct rs_session_row *sessions, s
 		else if (steer_member(a, m, now_ms, peer, sizeof(peer)) < 0)
 			continue; /* no entry rewritten: it expires, kube-proxy decides */
 		err = client_write(a, m, peer);
-		if (err == -E2BIG || err == -ENOSPC)
-			err = 0; /* that caller goes through kube-proxy; the others are steered */
+		/* A full map, no free slot, a peer that is not numeric ADDR:PORT:
+		 * that caller goes through kube-proxy; the others are steered. */
+		if (err == -E2BIG || err == -ENOSPC || err == -EINVAL)
+			err = 0;
 	}
 	/* Slots adopted from a previous agent stay until the entries naming
 	 * them could have expired: their supervisors register again at their
