@@ -1,5 +1,6 @@
 /* fuzz_agent_reg.c - libFuzzer target for the agent registration records
- * (user/agent/registration_wire.c), both decoders on the same bytes.
+ * (user/agent/registration_wire.c), every decoder (a gateway's request, a
+ * member's request, the reply) on the same bytes.
  *
  * Checks, for the request and the reply alike:
  *  - the return is one of those agent_reg.h lists, and *size keeps its
@@ -60,6 +61,31 @@ static void check_request(const uint8_t *buf, size_t len)
 	}
 }
 
+static void check_member(const uint8_t *buf, size_t len)
+{
+	struct rs_agent_member_request req, again;
+	uint8_t enc[RS_AGENT_REG_MSG_MAX];
+	size_t size = 7777, n = 0, size2 = 0;
+	int rc = rs_agent_member_decode_request(buf, len, &req, &size);
+
+	check(rc == 0 || rc == -EAGAIN || rc == -EPROTONOSUPPORT || rc == -EMSGSIZE || rc == -EPROTO ||
+	      rc == -EINVAL);
+	check_size(rc, len, size);
+	if (rc == -EPROTONOSUPPORT)
+		check(req.version != RS_AGENT_REG_VERSION);
+	if (rc != 0)
+		return;
+	check(memchr(req.member_id, '\0', sizeof(req.member_id)) != NULL);
+	check(rs_agent_member_encode_request(&req, enc, sizeof(enc), &n) == 0);
+	check(n == size && memcmp(enc, buf, n) == 0);
+	check(rs_agent_member_decode_request(enc, n, &again, &size2) == 0 && size2 == n);
+	check(strcmp(again.member_id, req.member_id) == 0);
+	for (size_t k = 0; k < n; k++) {
+		check(rs_agent_member_decode_request(enc, k, &again, &size2) == -EAGAIN);
+		check(size2 > k && size2 <= n);
+	}
+}
+
 static void check_reply(const uint8_t *buf, size_t len)
 {
 	struct rs_agent_reg_reply rep, again;
@@ -91,6 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(buf, data, size);
 	check_request(buf, size);
+	check_member(buf, size);
 	check_reply(buf, size);
 	free(buf);
 	return 0;
