@@ -13,7 +13,10 @@
  * are kept.  A link whose program's tag differs from the one just loaded is
  * updated in place (BPF_LINK_UPDATE, no gap) only when replace is set, else
  * the agent refuses to run: an old binary must not quietly downgrade a newer
- * datapath.  A pin directory whose link points at another netns (the inode
+ * datapath.  A pinned counters-only map (rs_stats, rs_conn_stats) of
+ * another layout, from a version with fewer counters, is the one map not
+ * refused: with replace, a fresh one takes its pin once every link runs this
+ * agent's programs (its counts start over); without, the agent refuses.  A pin directory whose link points at another netns (the inode
  * was reused after the old netns died) is stale and replaced.  A pin
  * directory from an agent without connect-time steering gets its maps and
  * links added; pinned connect links on another cgroup than the one asked
@@ -196,7 +199,22 @@ static bool map_matches(const struct bpf_map *map, int fd)
 	       info.map_flags == bpf_map__map_flags(map);
 }
 
-static int reuse_maps(struct bpf_object *obj, const char *dir, char *why, size_t why_len)
+/* A map that holds only counters: a pinned one of another layout (a version
+ * that added a counter) is replaced by a fresh one, its counts starting
+ * over, instead of refusing the upgrade; no steering state lives in it. */
+static bool counters_only(const struct bpf_map *map)
+{
+	const char *name = bpf_map__name(map);
+
+	return strcmp(name, "rs_stats") == 0 || strcmp(name, "rs_conn_stats") == 0;
+}
+
+/* Reuses every pinned map of obj; a counters-only map of another layout is
+ * left for libbpf to create and added to fresh[] (at most FRESH_MAX), to be
+ * pinned in its place once the links are settled. */
+#define FRESH_MAX 4
+static int reuse_maps(struct bpf_object *obj, const char *dir, struct bpf_map **fresh, size_t *n_fresh, char *why,
+		      size_t why_len)
 {
 	struct bpf_map *map;
 
@@ -214,6 +232,10 @@ static int reuse_maps(struct bpf_object *obj, const char *dir, char *why, size_t
 		}
 		if (!map_matches(map, fd)) {
 			close(fd);
+			if (counters_only(map) && *n_fresh < FRESH_MAX) {
+				fresh[(*n_fresh)++] = map;
+				continue;
+			}
 			say(why, why_len, "pinned map %s does not match this agent's definition (remove %s to start over)",
 			    path, dir);
 			return -EPROTO;
@@ -351,7 +373,7 @@ static int attach_connect(struct agent_kernel *k, char *why, size_t why_len)
 
 /* Reopens the pinned link at dir/name for prog, upgrading it if its
  * program's tag differs and replace allows.  -ENOENT: no such pin. */
-static int adopt_link(const char *dir, const char *name, struct bpf_program *prog, bool replace,
+static int adopt_link(const char *dir, const char *name, struct bpf_program *prog, bool replace, bool force,
 		      struct bpf_link **out, bool *upgraded, char *why, size_t why_len)
 {
 	unsigned char old_tag[8], new_tag[8];
@@ -372,12 +394,15 @@ static int adopt_link(const char *dir, const char *name, struct bpf_program *pro
 		say(why, why_len, "cannot read pinned link %s: %s", path, strerror(-err));
 		goto fail;
 	}
-	if (memcmp(old_tag, new_tag, 8) != 0) {
+	/* force: a counters map is new (reuse_maps), and only this agent's
+	 * programs write it, whatever their tags say. */
+	if (force || memcmp(old_tag, new_tag, 8) != 0) {
 		hex_tag(old_tag, old_hex);
 		hex_tag(new_tag, new_hex);
 		if (!replace) {
-			say(why, why_len, "pinned program %s has tag %s, this agent's is %s; run with --replace to upgrade",
-			    name, old_hex, new_hex);
+			say(why, why_len,
+			    "pinned program %s has tag %s, this agent's is %s%s; run with --replace to upgrade", name,
+			    old_hex, new_hex, force ? " (and a counters map of another layout)" : "");
 			err = -ESTALE;
 			goto fail;
 		}
@@ -535,7 +560,7 @@ static bool maps_absent(struct bpf_object *obj, const char *dir)
 
 /* The pinned connect-time link i, kept if it is on k->cgroup (upgraded as
  * adopt_link does), else unpinned (which detaches it) and attached anew. */
-static int adopt_connect_link(struct agent_kernel *k, int i, bool replace, bool *upgraded, char *why,
+static int adopt_connect_link(struct agent_kernel *k, int i, bool replace, bool force, bool *upgraded, char *why,
 			      size_t why_len)
 {
 	char path[PATH_MAX];
@@ -555,7 +580,7 @@ static int adopt_connect_link(struct agent_kernel *k, int i, bool replace, bool 
 		if (err == 0 && have != want && unlink(path) < 0)
 			return -errno;
 	}
-	err = adopt_link(k->pin_dir, connect_link_names[i], connect_prog(k, i), replace, &k->connect_links[i],
+	err = adopt_link(k->pin_dir, connect_link_names[i], connect_prog(k, i), replace, force, &k->connect_links[i],
 			 upgraded, why, why_len);
 	if (err == -ENOENT) {
 		err = attach_connect_one(k, i, why, why_len);
@@ -569,15 +594,17 @@ static int adopt_connect_link(struct agent_kernel *k, int i, bool replace, bool 
 static int adopt(struct agent_kernel *k, bool replace, char *why, size_t why_len)
 {
 	bool upgraded = false, connect_fresh = false;
+	struct bpf_map *fresh[FRESH_MAX];
+	size_t n_fresh = 0;
 	int err;
 
-	err = reuse_maps(k->steer->obj, k->pin_dir, why, why_len);
+	err = reuse_maps(k->steer->obj, k->pin_dir, fresh, &n_fresh, why, why_len);
 	if (!err && k->sockops)
-		err = reuse_maps(k->sockops->obj, k->pin_dir, why, why_len);
+		err = reuse_maps(k->sockops->obj, k->pin_dir, fresh, &n_fresh, why, why_len);
 	if (!err && k->connect) {
 		connect_fresh = maps_absent(k->connect->obj, k->pin_dir);
 		if (!connect_fresh)
-			err = reuse_maps(k->connect->obj, k->pin_dir, why, why_len);
+			err = reuse_maps(k->connect->obj, k->pin_dir, fresh, &n_fresh, why, why_len);
 	}
 	if (!err)
 		err = load(k, why, why_len);
@@ -585,8 +612,8 @@ static int adopt(struct agent_kernel *k, bool replace, char *why, size_t why_len
 		err = pin_maps(k->connect->obj, k->pin_dir);
 	if (err)
 		return err;
-	err = adopt_link(k->pin_dir, AGENT_LINK_STEER, k->steer->progs.rs_steer, replace, &k->steer_link, &upgraded,
-			 why, why_len);
+	err = adopt_link(k->pin_dir, AGENT_LINK_STEER, k->steer->progs.rs_steer, replace, n_fresh > 0, &k->steer_link,
+			 &upgraded, why, why_len);
 	if (err == -ENOENT) { /* someone removed the link: attach anew */
 		err = attach_steer(k, why, why_len);
 		if (!err)
@@ -595,7 +622,7 @@ static int adopt(struct agent_kernel *k, bool replace, char *why, size_t why_len
 	if (err)
 		return err;
 	if (k->sockops) {
-		err = adopt_link(k->pin_dir, AGENT_LINK_SOCKOPS, k->sockops->progs.rs_sockops, replace,
+		err = adopt_link(k->pin_dir, AGENT_LINK_SOCKOPS, k->sockops->progs.rs_sockops, replace, n_fresh > 0,
 				 &k->sockops_link, &upgraded, why, why_len);
 		if (err == -ENOENT) {
 			err = attach_sockops(k, why, why_len);
@@ -606,9 +633,24 @@ static int adopt(struct agent_kernel *k, bool replace, char *why, size_t why_len
 			return err;
 	}
 	for (int i = 0; k->connect && i < AGENT_CONNECT_LINKS; i++) {
-		err = adopt_connect_link(k, i, replace, &upgraded, why, why_len);
+		err = adopt_connect_link(k, i, replace, n_fresh > 0, &upgraded, why, why_len);
 		if (err)
 			return err;
+	}
+	/* Only now, with the links on this agent's programs (or refused before
+	 * anything changed), do fresh counters take their pins. */
+	for (size_t i = 0; i < n_fresh; i++) {
+		char path[PATH_MAX];
+
+		err = join(path, k->pin_dir, bpf_map__name(fresh[i]));
+		if (!err && unlink(path) < 0 && errno != ENOENT)
+			err = -errno;
+		if (!err)
+			err = pin_one(k->pin_dir, bpf_map__name(fresh[i]), pin_map_cb, fresh[i]);
+		if (err) {
+			say(why, why_len, "cannot pin the new %s: %s", bpf_map__name(fresh[i]), strerror(-err));
+			return err;
+		}
 	}
 	k->mode = upgraded ? AGENT_LOAD_UPGRADED : AGENT_LOAD_ADOPTED;
 	return 0;
