@@ -166,6 +166,21 @@ grep -q 'start=adopted' "$KT_DIR/agent.$KT_AGENT_STARTS.log" || fail "the restar
 exec 7>&-
 out=$(member c2 "$SOCK" sup-b "$SVC")
 echo "$out" | grep -q "^reached=$other peer=$SVC\$" || fail "not steered after the agent restarted: $out"
+
+# The same member registering again while its old registration is open (a
+# restart before the old link closed) takes the place over; the old link's
+# end afterwards registers nothing again and leaves nothing behind.
+mkfifo "$KT_DIR/hold2"
+member c2 "$SOCK" sup-b <"$KT_DIR/hold2" >"$KT_DIR/sup-b2.out" &
+exec 8>"$KT_DIR/hold2"
+await "sup-b's first registration" 5 grep -q '^registered' "$KT_DIR/sup-b2.out"
+out=$(member c2 "$SOCK" sup-b "$SVC")
+echo "$out" | grep -q "^reached=$other peer=$SVC\$" || fail "the same member again was not steered: $out"
+exec 8>&-
+log="$KT_DIR/agent.$KT_AGENT_STARTS.log"
+await "the old registration's end" 5 sh -c "[ \$(grep -c 'event=member_gone member=sup-b ' '$log') -ge 3 ]"
+[ "$(grep -c 'event=member_registered member=sup-b ' "$log")" = 3 ] || fail "a closed link registered again: $(grep sup-b "$log")"
+[ "$(reached c2)" = dnat ] || fail "a registration outlived both links"
 agent_stop
 ! grep -l 'Sanitizer\|runtime error' "$KT_DIR"/agent.*.log || fail "a sanitizer report in an agent's log"
 echo "ok"

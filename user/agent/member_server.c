@@ -111,8 +111,9 @@ static enum rs_agent_reg_reason decode_reason(int rc)
 	}
 }
 
-/* After the registration: the caller sends nothing more; its EOF (or
- * anything else) ends it. */
+/* After the registration (or after a newer one of the same member took its
+ * place): the caller sends nothing more; its EOF (or anything else) ends
+ * it. */
 static void registered_readable(struct agent_member *m)
 {
 	char byte, pid[24];
@@ -151,7 +152,7 @@ static void member_readable(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (m->registered) {
+	if (!m->pending) { /* judged: registered, or superseded by its member's next registration */
 		registered_readable(m);
 		return;
 	}
