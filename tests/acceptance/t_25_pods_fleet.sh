@@ -13,8 +13,9 @@
 # c. Both agents SIGKILLed: their entries keep steering until they expire
 #    (the TTL), then restarted supervisors go through kube-proxy (the DNAT
 #    counter moves) and are placed in-protocol, evenly; restarted agents
-#    adopt their pins and links (start=adopted) and steer again (the DNAT
-#    counter stops).
+#    adopt their pins and links (start=adopted), every supervisor registers
+#    again by itself, and connects are steered again (the DNAT counter
+#    stops).
 . "$(dirname "$0")/../cluster/lib.sh"
 . "$(dirname "$0")/../cluster/pods.sh"
 SUPS=40
@@ -76,6 +77,10 @@ await "even after kube-proxy" 15 even3
 node_agent_start 1
 node_agent_start 2
 for k in 1 2; do log_has "$(node_agent_log $k)" 'start=adopted' || fail "node $k's agent did not adopt its pins"; done
+# Every supervisor registers again with the agent that came back (at its
+# next heartbeat), without a restart of its own.
+members_back() { [ $(( $(node_agent_metric 1 ringsteer_agent_members) + $(node_agent_metric 2 ringsteer_agent_members) )) = $SUPS ]; }
+await "all $SUPS supervisors registered again" 10 members_back
 d2=$(svc_dnat_count)
 sups_stop 5 6
 sups_start 5 6
