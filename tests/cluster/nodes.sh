@@ -90,16 +90,8 @@ declare -A RS_NODE_AGENT_PID=() RS_NODE_AGENT_STARTS=() RS_NODE_PIN_DIR=()
 RS_SVC_ADDR=198.19.0.100
 RS_SERVICE=$RS_SVC_ADDR:$RS_SVC_PORT
 
-node_ns() { echo "$RS_NS-n$1"; }
-node_addr() { echo "198.18.0.$1"; }
-node_of_gw() { echo "${RS_GW_NODE[$1]:-$((($1 - 1) % (RS_NODES > 0 ? RS_NODES : 1) + 1))}"; }
-node_of_sup() { echo "${RS_SUP_NODE[$1]:-$((($1 - 1) % (RS_NODES > 0 ? RS_NODES : 1) + 1))}"; }
-node_of_id() { case $1 in gw-[0-9]*) node_of_gw "${1#gw-}" ;; esac; }
-nodes_exec() {
-	local k=$1
-	shift
-	nsenter --net="/run/netns/$(node_ns "$k")" "$@"
-}
+# shellcheck source=node_helpers.sh
+. "$(dirname "${BASH_SOURCE[0]}")/node_helpers.sh"
 
 # lib.sh's topology hooks.
 gw_ns() { node_ns "$(node_of_gw "$1")"; }

@@ -322,28 +322,34 @@ static double now_s(void)
 
 /* Connections to dst for secs, each connect + close with RST; returns the
  * count made, failures in *failed. */
-static unsigned long hammer(const struct sockaddr_storage *to, socklen_t to_len, double secs, unsigned long *failed)
+/* One connect to `to`, closed with RST (SO_LINGER 0: no TIME_WAIT, so a
+ * benchmark never runs out of ports).  Returns whether it connected. */
+static bool connect_rst(const struct sockaddr_storage *to, socklen_t to_len)
 {
 	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	int fd = socket(to->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	ok = connect(fd, (const struct sockaddr *)to, to_len) == 0;
+	close(fd);
+	return ok;
+}
+
+static unsigned long hammer(const struct sockaddr_storage *to, socklen_t to_len, double secs, unsigned long *failed)
+{
 	double end = now_s() + secs;
 	unsigned long n = 0;
 
-	while (now_s() < end) {
+	while (now_s() < end)
 		for (int batch = 0; batch < 32; batch++) {
-			int fd = socket(to->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			bool ok = connect_rst(to, to_len);
 
-			if (fd < 0) {
-				(*failed)++;
-				continue;
-			}
-			setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-			if (connect(fd, (const struct sockaddr *)to, to_len) == 0)
-				n++;
-			else
-				(*failed)++;
-			close(fd);
+			n += ok;
+			*failed += !ok;
 		}
-	}
 	return n;
 }
 
@@ -417,22 +423,13 @@ static int bench(const char *service, const char *direct, const char *seconds, c
 static unsigned long hammer_n(const struct sockaddr_storage *to, socklen_t to_len, unsigned long count,
 			      unsigned long *failed)
 {
-	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
 	unsigned long n = 0;
 
 	for (unsigned long i = 0; i < count; i++) {
-		int fd = socket(to->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		bool ok = connect_rst(to, to_len);
 
-		if (fd < 0) {
-			(*failed)++;
-			continue;
-		}
-		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-		if (connect(fd, (const struct sockaddr *)to, to_len) == 0)
-			n++;
-		else
-			(*failed)++;
-		close(fd);
+		n += ok;
+		*failed += !ok;
 	}
 	return n;
 }
