@@ -21,7 +21,7 @@ LIBS     := -levent_openssl -levent -lsqlite3 -lssl -lcrypto -lpq
 # Debian packages the build and tests need.  clang and libclang-rt-14-dev:
 # libFuzzer; nftables, iproute2, curl: the test cluster; prometheus
 # (promtool) and python3-yaml: the /metrics lint and the deploy/ manifest tests.
-DEB_PACKAGES := build-essential pkg-config libssl-dev libcmocka-dev libjansson-dev jq \
+DEB_PACKAGES := build-essential pkg-config libssl-dev libcmocka-dev libjansson-dev jq uthash-dev \
 	libevent-dev libsqlite3-dev clang libclang-rt-14-dev nftables iproute2 curl openssl sqlite3 \
 	bpftool libbpf-dev prometheus python3-yaml
 # postgresql and libpq-dev: the PostgreSQL store backend (libpq) and the

@@ -22,16 +22,24 @@ int rs_drain_plan(struct rs_placer *p, uint32_t stopping, const char *const *mem
 		  uint32_t *targets);
 
 /* The drain's pacing, as a pure state machine the gateway drives from its
- * event loop: it says what to do now and when to ask again. */
+ * event loop: it says what to do now and when to ask again.  The pace
+ * adapts to the work: one REDIRECT per pace_ms while that fits, faster
+ * when the supervisors still waiting would not all be sent within the
+ * first four fifths of the budget at that pace (the last fifth is left for
+ * the last ones to reach their targets), and never more than
+ * max_in_flight handoffs redirected and not yet gone, so the receiving
+ * gateways are not flooded. */
 struct rs_drain_config {
-	uint32_t pace_ms;            /* between two REDIRECTs (default 50) */
+	uint32_t pace_ms;            /* the gentlest pace: between two REDIRECTs while
+				      * it fits the budget (default 50) */
 	uint32_t budget_ms;          /* whole drain, then close the rest (default 25000) */
 	uint32_t membership_wait_ms; /* longest wait to see another serving gateway (default 5000) */
+	uint32_t max_in_flight;      /* handoffs under way at once, at most (default 64) */
 };
 
 enum rs_drain_action {
 	RS_DRAIN_WAIT,       /* nothing to do before *wake_ms */
-	RS_DRAIN_HAND_OFF,   /* redirect the next waiting supervisor, then call rs_drain_sent() */
+	RS_DRAIN_HAND_OFF,   /* redirect the next *count waiting supervisors, then call rs_drain_sent() */
 	RS_DRAIN_CLOSE_REST, /* the budget is spent: close whatever is still attached */
 	RS_DRAIN_DONE,       /* nobody left */
 };
@@ -39,7 +47,8 @@ enum rs_drain_action {
 struct rs_drain {
 	struct rs_drain_config cfg;
 	int64_t started_ms;
-	int64_t last_sent_ms;
+	int64_t next_us;      /* the next send slot, microseconds of the caller's clock */
+	int64_t step_us;      /* the interval rs_drain_next() last chose */
 	bool sent_any;
 	bool membership_seen; /* another serving gateway was seen, or the wait ran out */
 };
@@ -48,13 +57,14 @@ struct rs_drain {
 void rs_drain_start(struct rs_drain *d, const struct rs_drain_config *cfg, int64_t now_ms);
 
 /* Decides the next step at now, given how many supervisors still wait for
- * their REDIRECT, how many were redirected and are still attached, and
- * whether another live, serving gateway is known.  *wake_ms is when to ask
- * again (for every action but DONE). */
+ * their REDIRECT, how many are under way (handoff decided or redirected,
+ * still attached), and whether another live, serving gateway is known.
+ * *wake_ms is when to ask again (for every action but DONE); *count, for
+ * HAND_OFF, how many to hand off now (1..waiting). */
 enum rs_drain_action rs_drain_next(struct rs_drain *d, int64_t now_ms, size_t waiting, size_t in_flight,
-				   bool others_serving, int64_t *wake_ms);
+				   bool others_serving, int64_t *wake_ms, size_t *count);
 
-/* Records that a REDIRECT (or an attempt the store refused) was made at now. */
-void rs_drain_sent(struct rs_drain *d, int64_t now_ms);
+/* Records that count REDIRECTs (or attempts the store refused) were made at now. */
+void rs_drain_sent(struct rs_drain *d, int64_t now_ms, size_t count);
 
 #endif

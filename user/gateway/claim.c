@@ -3,52 +3,105 @@
  * the supervisor reconnecting.  The store decides by epoch: if it holds a
  * newer one the supervisor has reconnected elsewhere meanwhile, and this
  * connection is closed as superseded.  Nobody is moved: a degraded session
- * stays where it landed, above the cap or not (there is no rebalancer). */
+ * stays where it landed, above the cap or not (there is no rebalancer).
+ * The claim runs on the store worker; the connection may leave meanwhile,
+ * and then a recorded row is ended again (nothing else would end it). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "conn.h"
 #include "gateway.h"
 #include "ringsteer/logfmt.h"
 
-int gw_conn_claim(struct gw_conn *c)
+struct claim_call {
+	struct gw_call call;
+	struct gateway *gw;
+	struct gw_conn *conn; /* loop side: NULL once the connection is gone */
+	struct rs_session_claim claim;
+	char member_id[RS_ID_MAX + 1];
+	char instance_id[RS_INSTANCE_MAX + 1];
+	char source[RS_ENDPOINT_MAX + 1];
+};
+
+static int claim_run(struct rs_store *st, struct gw_call *call)
+{
+	struct claim_call *k = (struct claim_call *)call;
+
+	k->claim.now_ms = gw_now_ms();
+	return rs_store_session_claim(st, &k->claim);
+}
+
+static void claim_done(struct gw_call *call, int err)
+{
+	struct claim_call *k = (struct claim_call *)call;
+	struct gateway *gw = k->gw;
+	struct gw_conn *c = k->conn;
+	char epoch[24];
+
+	gw_store_outcome(gw, err);
+	snprintf(epoch, sizeof(epoch), "%llu", (unsigned long long)k->claim.epoch);
+	if (c)
+		gw_conn_job_clear(c);
+	if (err == 0) {
+		gw->counters.claims_recorded++;
+		rs_log(stderr, "info", gw->who, "event", "claim", "member", k->member_id, "epoch", epoch, "result",
+		       "recorded", NULL);
+		if (!c || !gw_conn_is_attached(c))
+			gw_store_end_session(gw, k->member_id, k->claim.epoch); /* it left meanwhile */
+		else {
+			c->unrecorded = false;
+			gw->n_unrecorded--;
+			if (c->sandboxes != k->claim.sandboxes)
+				c->sandboxes_dirty = true;
+		}
+	} else if (err == -ESTALE) {
+		gw->counters.claims_superseded++;
+		rs_log(stderr, "info", gw->who, "event", "claim", "member", k->member_id, "epoch", epoch, "result",
+		       "superseded", NULL);
+		if (c && gw_conn_is_attached(c)) {
+			c->unrecorded = false; /* nothing of it is owed to the store */
+			gw->n_unrecorded--;
+			gw_conn_supersede(c, "claim");
+		}
+	} else {
+		/* Unavailable again, or our row is gone (-ENOENT: the heartbeat
+		 * registers again): it stays unrecorded and served, claimed later. */
+		gw->counters.store_errors++;
+		rs_log(stderr, "warn", gw->who, "event", "store_error", "op", "claim", "member", k->member_id, "epoch",
+		       epoch, "error", strerror(-err), NULL);
+	}
+	free(k);
+}
+
+void gw_conn_claim(struct gw_conn *c)
 {
 	struct gateway *gw = c->gw;
-	const struct rs_session_claim claim = {
+	struct claim_call *k;
+
+	if (c->job_ref || !c->unrecorded || !gw_conn_is_attached(c))
+		return;
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return; /* tried again at the next heartbeat */
+	k->call = (struct gw_call){ claim_run, claim_done };
+	k->gw = gw;
+	k->conn = c;
+	snprintf(k->member_id, sizeof(k->member_id), "%s", c->member_id);
+	snprintf(k->instance_id, sizeof(k->instance_id), "%s", c->instance_id);
+	snprintf(k->source, sizeof(k->source), "%s", c->source);
+	k->claim = (struct rs_session_claim){
 		.gateway_id = gw->cfg.id,
-		.member_id = c->member_id,
-		.instance_id = c->instance_id,
+		.member_id = k->member_id,
+		.instance_id = k->instance_id,
 		.epoch = c->epoch,
 		.sandboxes = c->sandboxes,
-		.source = c->source,
-		.now_ms = gw_now_ms(),
+		.source = k->source,
 	};
-	char epoch[24];
-	int err;
-
-	err = rs_store_session_claim(gw->store, &claim);
-	gw_store_outcome(gw, err);
-	snprintf(epoch, sizeof(epoch), "%llu", (unsigned long long)c->epoch);
-	if (err == 0) {
-		c->unrecorded = false;
-		gw->counters.claims_recorded++;
-		rs_log(stderr, "info", gw->who, "event", "claim", "member", c->member_id, "epoch", epoch, "result",
-		       "recorded", NULL);
-		return 0;
+	if (gw_store_call(gw, &k->call) != 0) {
+		free(k);
+		return;
 	}
-	if (err == -ESTALE) {
-		gw->counters.claims_superseded++;
-		rs_log(stderr, "info", gw->who, "event", "claim", "member", c->member_id, "epoch", epoch, "result",
-		       "superseded", NULL);
-		c->unrecorded = false; /* nothing of it is owed to the store */
-		gw_conn_supersede(c, "claim");
-		return err;
-	}
-	/* Unavailable again, or our row is gone (-ENOENT: the heartbeat
-	 * registers again): it stays unrecorded and served, claimed later. */
-	gw->counters.store_errors++;
-	rs_log(stderr, "warn", gw->who, "event", "store_error", "op", "claim", "member", c->member_id, "epoch", epoch,
-	       "error", strerror(-err), NULL);
-	return err;
+	c->job_ref = &k->conn;
 }

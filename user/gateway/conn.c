@@ -1,7 +1,10 @@
 /* conn.c - one supervisor connection at the gateway: the HELLO deadline,
- * token check, the placement transaction, then sandbox counts, token
- * refresh, departure and drain handoffs (the heartbeat tick is heartbeat.c,
- * claims of degraded sessions claim.c).  Bad input is answered (REJECT
+ * token check, the placement transaction (submitted to the store worker:
+ * the connection reads nothing more until the answer comes back on the
+ * loop), then sandbox counts, token refresh and departure (the heartbeat
+ * tick is heartbeat.c, claims of degraded sessions claim.c, drain handoffs
+ * drain.c).  A member's other connections are found through the member
+ * index (member_index.c), never by scanning every connection.  Bad input is answered (REJECT
  * where the protocol allows, else a close), logged and counted, and touches
  * nothing but its own connection.  Input per connection is bounded by the
  * read watermark, so a read callback handles a bounded number of frames.
@@ -57,24 +60,23 @@ static void conn_free(struct gw_conn *c)
 {
 	struct gateway *gw = c->gw;
 
-	/* An unrecorded session has no row to end; with the store away a
-	 * recorded one's row is left to lapse at its TTL (nobody refreshes it)
-	 * rather than cost the loop a store timeout per departure. */
-	if (c->attached_once && !c->unrecorded && gw_store_usable(gw)) {
-		int err = rs_store_session_end(gw->store, gw->cfg.id, c->member_id, c->epoch);
-
-		gw_store_outcome(gw, err);
-		if (err) {
-			gw->counters.store_errors++;
-			rs_log(stderr, "warn", gw->who, "event", "store_error", "op", "session_end", "member",
-			       c->member_id, "error", strerror(-err), NULL);
-		}
-	}
+	/* An unrecorded session has no row to end; a recorded one's row is
+	 * ended off the loop (owed while the store is away). */
+	if (c->attached_once && !c->unrecorded)
+		gw_store_end_session(gw, c->member_id, c->epoch);
+	if (c->job_ref)
+		*c->job_ref = NULL; /* its answer will find the connection gone */
+	gw_member_remove(gw, c);
 	conn_authenticated(c);
 	if (c->attached_once)
 		gw->n_attached--;
+	if (c->attached_once && c->unrecorded)
+		gw->n_unrecorded--;
 	if (c->redirected && !c->handoff_ended)
 		gw->counters.handoffs_completed++; /* it left on its own: accepted at the target */
+	gw_conn_handoff_settle(c);
+	if (gw->drain_cursor == c)
+		gw->drain_cursor = c->next;
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -190,15 +192,15 @@ void gw_conn_supersede(struct gw_conn *c, const char *why)
 }
 
 /* Closes other attached connections of the same member with an older
- * epoch: this gateway sees the newer one first-hand. */
+ * epoch: this gateway sees the newer one first-hand.  (A superseded one
+ * stays indexed until freed, but is no longer attached.) */
 static void supersede_local(struct gw_conn *fresh)
 {
-	struct gw_conn *c = fresh->gw->conns, *next;
+	struct gw_conn *c = gw_member_first(fresh->gw, fresh->member_id), *next;
 
 	for (; c; c = next) {
-		next = c->next;
-		if (c != fresh && gw_conn_is_attached(c) && c->epoch < fresh->epoch &&
-		    strcmp(c->member_id, fresh->member_id) == 0)
+		next = c->member_next;
+		if (c != fresh && gw_conn_is_attached(c) && c->epoch < fresh->epoch)
 			gw_conn_supersede(c, "local");
 	}
 }
@@ -206,9 +208,8 @@ static void supersede_local(struct gw_conn *fresh)
 /* Whether this gateway holds a connection of c's member at epoch or later. */
 static bool local_newer(const struct gw_conn *fresh, uint64_t epoch)
 {
-	for (const struct gw_conn *c = fresh->gw->conns; c; c = c->next)
-		if (c != fresh && gw_conn_is_attached(c) && c->epoch >= epoch &&
-		    strcmp(c->member_id, fresh->member_id) == 0)
+	for (const struct gw_conn *c = gw_member_first(fresh->gw, fresh->member_id); c; c = c->member_next)
+		if (c != fresh && gw_conn_is_attached(c) && c->epoch >= epoch)
 			return true;
 	return false;
 }
@@ -222,8 +223,8 @@ static bool sessions_full(const struct gw_conn *fresh)
 
 	if (gw->cfg.max_sessions == 0 || gw->n_attached < gw->cfg.max_sessions)
 		return false;
-	for (const struct gw_conn *c = gw->conns; c; c = c->next)
-		if (c != fresh && gw_conn_is_attached(c) && strcmp(c->member_id, fresh->member_id) == 0)
+	for (const struct gw_conn *c = gw_member_first(gw, fresh->member_id); c; c = c->member_next)
+		if (c != fresh && gw_conn_is_attached(c))
 			return false;
 	return true;
 }
@@ -236,23 +237,7 @@ static void reject_sessions_full(struct gw_conn *c)
 	conn_reject_retry(c, GW_REJECT_SESSIONS, RS_REJECT_LIMIT, c->gw->cfg.limit_retry_ms, text);
 }
 
-/* The placement transaction attached the member here, but the session
- * limit says no: its row is taken back so that nobody counts it here.  (A
- * failure leaves the row to lapse at its TTL: nothing refreshes it.) */
-static void undo_admit(struct gw_conn *c, const struct rs_admit *a)
-{
-	struct gateway *gw = c->gw;
-	int err = rs_store_session_end(gw->store, gw->cfg.id, a->member_id, a->epoch);
-
-	gw_store_outcome(gw, err);
-	if (err) {
-		gw->counters.store_errors++;
-		rs_log(stderr, "warn", gw->who, "event", "store_error", "op", "session_end", "member", a->member_id,
-		       "error", strerror(-err), NULL);
-	}
-}
-
-static void log_decision(struct gw_conn *c, const struct rs_admit *a, bool stay_asked)
+void gw_conn_log_decision(struct gw_conn *c, const struct rs_admit *a, bool stay_asked)
 {
 	char epoch[24], cap[16];
 
@@ -264,20 +249,21 @@ static void log_decision(struct gw_conn *c, const struct rs_admit *a, bool stay_
 	       c->source, NULL);
 }
 
-/* Attaches c here: ACCEPT, and any older connection of its member that
- * this gateway holds is closed. */
-static void attach(struct gw_conn *c, const struct rs_hello *h)
+/* Attaches c here (its HELLO's facts already in c): ACCEPT, and any older
+ * connection of its member that this gateway holds is closed. */
+static void attach(struct gw_conn *c)
 {
 	struct gateway *gw = c->gw;
 	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_ACCEPT };
 
 	conn_authenticated(c);
 	c->state = CONN_ATTACHED;
-	c->epoch = h->epoch;
-	c->sandboxes = h->sandboxes;
-	snprintf(c->instance_id, sizeof(c->instance_id), "%s", h->instance_id);
 	c->attached_once = true;
 	gw->n_attached++;
+	gw->n_unrecorded += c->unrecorded;
+	if (gw_member_add(gw, c) != 0)
+		rs_log(stderr, "error", gw->who, "event", "index_failed", "member", c->member_id, "error",
+		       "out of memory", NULL);
 	snprintf(f.u.accept.gateway_id, sizeof(f.u.accept.gateway_id), "%s", gw->cfg.id);
 	snprintf(f.u.accept.peer, sizeof(f.u.accept.peer), "%s", gw->cfg.advertise_peer);
 	f.u.accept.heartbeat_ms = gw->cfg.heartbeat_ms;
@@ -285,54 +271,114 @@ static void attach(struct gw_conn *c, const struct rs_hello *h)
 	supersede_local(c);
 }
 
-/* The placement transaction, unless the store is known to be away (then
- * -EIO at once, *tried false: after one failure only the heartbeat probes
- * it, so a burst of arrivals during an outage does not stall the loop one
- * store timeout each).  Errors are counted and logged here. */
-static int admit(struct gw_conn *c, struct rs_admit *a, bool *tried)
-{
-	struct gateway *gw = c->gw;
-	int64_t t0 = gw_mono_ms();
-	char ms[24];
-	int err;
-
-	*tried = gw_store_usable(gw);
-	if (!*tried)
-		return -EIO;
-	err = rs_store_admit(gw->store, a);
-	gw_store_outcome(gw, err);
-	if (err && err != -ESTALE) {
-		gw->counters.store_errors++;
-		snprintf(ms, sizeof(ms), "%lld", (long long)(gw_mono_ms() - t0));
-		rs_log(stderr, "error", gw->who, "event", "store_error", "op", "admit", "member", a->member_id, "error",
-		       strerror(-err), "ms", ms, NULL);
-	}
-	return err;
-}
-
 /* The store is unavailable: accept c where it landed, without placement
  * (the issue accepts the imbalance this may cause), and record it once the
  * store answers again (claim.c). */
-static void accept_degraded(struct gw_conn *c, const struct rs_hello *h, const char *error)
+static void accept_degraded(struct gw_conn *c, bool stay_asked, const char *error)
 {
 	struct gateway *gw = c->gw;
 	char epoch[24];
 
-	snprintf(epoch, sizeof(epoch), "%llu", (unsigned long long)h->epoch);
+	snprintf(epoch, sizeof(epoch), "%llu", (unsigned long long)c->epoch);
 	gw->counters.degraded_accepts++;
-	rs_log(stderr, "warn", gw->who, "event", "degraded_accept", "member", h->member_id, "epoch", epoch, "stay",
-	       (h->flags & RS_HELLO_STAY) ? "1" : "0", "source", c->source, "error", error, NULL);
+	rs_log(stderr, "warn", gw->who, "event", "degraded_accept", "member", c->member_id, "epoch", epoch, "stay",
+	       stay_asked ? "1" : "0", "source", c->source, "error", error, NULL);
 	c->unrecorded = true;
-	attach(c, h);
+	attach(c);
+}
+
+/* The placement transaction failed (err), or was not tried (the store is
+ * known to be away: after one failure only the heartbeat probes it, so a
+ * burst of arrivals during an outage is accepted degraded at once). */
+static void placement_failed(struct gw_conn *c, int err, bool tried, bool stay_asked)
+{
+	struct gateway *gw = c->gw;
+
+	if (err == -ESTALE) {
+		conn_reject(c, GW_REJECT_SUPERSEDED, RS_REJECT_SUPERSEDED, "a newer epoch of this member is attached");
+		return;
+	}
+	if (!gw_store_unavailable(err) || gw->draining) {
+		conn_reject(c, GW_REJECT_UNAVAILABLE, RS_REJECT_UNAVAILABLE, "placement store unavailable");
+		return;
+	}
+	if (local_newer(c, c->epoch)) {
+		/* What the store would have said, known first-hand. */
+		conn_reject(c, GW_REJECT_SUPERSEDED, RS_REJECT_SUPERSEDED, "a newer epoch of this member is attached");
+		return;
+	}
+	if (sessions_full(c)) {
+		reject_sessions_full(c);
+		return;
+	}
+	accept_degraded(c, stay_asked, tried ? strerror(-err) : "store down (not tried)");
+}
+
+static void on_read(struct bufferevent *bev, void *arg);
+
+/* The placement transaction's answer, on the loop. */
+static void admitted(struct gw_admit_job *job, int err)
+{
+	struct gateway *gw = job->gw;
+	struct gw_conn *c = job->conn;
+	const struct rs_admit *a = &job->a;
+	struct rs_frame f = { .version = RS_PROTO_VERSION };
+
+	gw->counters.store_batched++;
+	gw_store_outcome(gw, err);
+	if (err && err != -ESTALE) {
+		gw->counters.store_errors++;
+		rs_log(stderr, "error", gw->who, "event", "store_error", "op", "admit", "member", job->member_id,
+		       "error", strerror(-err), NULL);
+	}
+	if (!c || c->state != CONN_PLACING) {
+		/* It left while the store decided: an attachment here is taken
+		 * back (a redirect's reservation lapses on its own). */
+		if (!err && a->accepted)
+			gw_store_end_session(gw, job->member_id, a->epoch);
+		goto cleanup;
+	}
+	if (err) {
+		placement_failed(c, err, true, job->stay_asked);
+		goto cleanup;
+	}
+	/* Placement (or a stay) chose this gateway, but it is full: the limit
+	 * is hard where the placement cap is soft.  The row is taken back so
+	 * that nobody counts it here; the supervisor waits the hint and comes
+	 * back through the Service. */
+	if (a->accepted && sessions_full(c)) {
+		gw_store_end_session(gw, a->member_id, a->epoch);
+		reject_sessions_full(c);
+		goto cleanup;
+	}
+	gw_conn_log_decision(c, a, job->stay_asked);
+	gw->counters.owner_fallbacks += a->decision.full;
+	if (!a->accepted) {
+		gw->counters.redirects_placement++;
+		f.type = RS_FRAME_REDIRECT;
+		snprintf(f.u.redirect.gateway_id, sizeof(f.u.redirect.gateway_id), "%s", a->target_id);
+		snprintf(f.u.redirect.peer, sizeof(f.u.redirect.peer), "%s", a->target_peer);
+		f.u.redirect.reason = RS_REDIRECT_PLACEMENT;
+		gw_conn_send(c, &f);
+		conn_close_after_flush(c);
+		goto cleanup;
+	}
+	gw->counters.accepts++;
+	gw->counters.stays += a->decision.reason == RS_REASON_STAY;
+	gw->counters.reserved += a->decision.reason == RS_REASON_RESERVED;
+	attach(c);
+	/* Frames that arrived while it waited were left in the buffer. */
+	on_read(c->bev, c);
+cleanup:
+	free(job);
 }
 
 static void on_hello(struct gw_conn *c, const struct rs_hello *h)
 {
 	struct gateway *gw = c->gw;
-	struct rs_admit a = { 0 };
-	struct rs_frame f = { .version = RS_PROTO_VERSION };
+	struct gw_admit_job *job;
+	bool stay_asked = h->flags & RS_HELLO_STAY;
 	uint64_t expiry;
-	bool tried;
 	int err;
 
 	snprintf(c->member_id, sizeof(c->member_id), "%s", h->member_id);
@@ -349,61 +395,36 @@ static void on_hello(struct gw_conn *c, const struct rs_hello *h)
 		conn_reject(c, GW_REJECT_CLIENT_CERT, RS_REJECT_BAD_TOKEN, "client certificate does not name this member");
 		return;
 	}
-	a.gateway_id = gw->cfg.id;
-	a.member_id = h->member_id;
-	a.instance_id = h->instance_id;
-	a.epoch = h->epoch;
-	a.stay = (h->flags & RS_HELLO_STAY) || gw->cfg.no_placement;
-	a.redirected = h->flags & RS_HELLO_REDIRECTED;
-	a.sandboxes = h->sandboxes;
-	a.source = c->source;
-	a.now_ms = gw_now_ms();
-	err = admit(c, &a, &tried);
-	if (err == -ESTALE) {
-		conn_reject(c, GW_REJECT_SUPERSEDED, RS_REJECT_SUPERSEDED, "a newer epoch of this member is attached");
+	c->epoch = h->epoch;
+	c->sandboxes = h->sandboxes;
+	snprintf(c->instance_id, sizeof(c->instance_id), "%s", h->instance_id);
+	if (!gw_store_usable(gw)) {
+		placement_failed(c, -EIO, false, stay_asked);
 		return;
 	}
-	if (err && (!gw_store_unavailable(err) || gw->draining)) {
-		conn_reject(c, GW_REJECT_UNAVAILABLE, RS_REJECT_UNAVAILABLE, "placement store unavailable");
+	job = calloc(1, sizeof(*job));
+	if (!job) {
+		conn_reject(c, GW_REJECT_UNAVAILABLE, RS_REJECT_UNAVAILABLE, "out of memory");
 		return;
 	}
-	if (err && local_newer(c, h->epoch)) {
-		/* What the store would have said, known first-hand. */
-		conn_reject(c, GW_REJECT_SUPERSEDED, RS_REJECT_SUPERSEDED, "a newer epoch of this member is attached");
-		return;
-	}
-	if (err && sessions_full(c)) {
-		reject_sessions_full(c);
-		return;
-	}
+	job->gw = gw;
+	job->conn = c;
+	job->done = admitted;
+	job->stay_asked = stay_asked;
+	snprintf(job->member_id, sizeof(job->member_id), "%s", h->member_id);
+	snprintf(job->instance_id, sizeof(job->instance_id), "%s", h->instance_id);
+	snprintf(job->source, sizeof(job->source), "%s", c->source);
+	job->a.epoch = h->epoch;
+	job->a.stay = stay_asked || gw->cfg.no_placement;
+	job->a.redirected = h->flags & RS_HELLO_REDIRECTED;
+	job->a.sandboxes = h->sandboxes;
+	err = gw_admit_submit(job);
 	if (err) {
-		accept_degraded(c, h, tried ? strerror(-err) : "store down (not tried)");
+		free(job);
+		placement_failed(c, err, false, stay_asked);
 		return;
 	}
-	/* Placement (or a stay) chose this gateway, but it is full: the limit
-	 * is hard where the placement cap is soft.  The supervisor waits the
-	 * hint and comes back through the Service. */
-	if (a.accepted && sessions_full(c)) {
-		undo_admit(c, &a);
-		reject_sessions_full(c);
-		return;
-	}
-	log_decision(c, &a, h->flags & RS_HELLO_STAY);
-	gw->counters.owner_fallbacks += a.decision.full;
-	if (!a.accepted) {
-		gw->counters.redirects_placement++;
-		f.type = RS_FRAME_REDIRECT;
-		snprintf(f.u.redirect.gateway_id, sizeof(f.u.redirect.gateway_id), "%s", a.target_id);
-		snprintf(f.u.redirect.peer, sizeof(f.u.redirect.peer), "%s", a.target_peer);
-		f.u.redirect.reason = RS_REDIRECT_PLACEMENT;
-		gw_conn_send(c, &f);
-		conn_close_after_flush(c);
-		return;
-	}
-	gw->counters.accepts++;
-	gw->counters.stays += a.decision.reason == RS_REASON_STAY;
-	gw->counters.reserved += a.decision.reason == RS_REASON_RESERVED;
-	attach(c, h);
+	c->state = CONN_PLACING;
 }
 
 static void on_refresh(struct gw_conn *c)
@@ -428,18 +449,16 @@ static void on_sandboxes(struct gw_conn *c, uint32_t count)
 	int err;
 
 	c->sandboxes = count;
+	c->sandboxes_dirty = false;
 	snprintf(n, sizeof(n), "%u", count);
 	rs_log(stderr, "info", gw->who, "event", "sandboxes", "member", c->member_id, "count", n, NULL);
-	/* Unrecorded, or the store away: the claim or the next heartbeat
-	 * carries the count. */
-	if (c->unrecorded || !gw_store_usable(gw))
+	/* Unrecorded: the claim carries the count.  The store away: sent
+	 * when it answers again (heartbeat.c). */
+	if (c->unrecorded)
 		return;
-	err = rs_store_session_sandboxes(gw->store, gw->cfg.id, c->member_id, c->epoch, count);
-	gw_store_outcome(gw, err);
-	if (err && err != -ESTALE) {
-		gw->counters.store_errors++;
-		rs_log(stderr, "warn", gw->who, "event", "store_error", "op", "sandboxes", "error", strerror(-err), NULL);
-	}
+	err = gw_store_sandboxes(c);
+	if (err)
+		c->sandboxes_dirty = true;
 }
 
 /* Handles one decoded frame; returns false when c was closed. */
@@ -451,7 +470,7 @@ static bool on_frame(struct gw_conn *c, const struct rs_frame *f)
 			return false;
 		}
 		on_hello(c, &f->u.hello);
-		return c->state == CONN_ATTACHED;
+		return c->state == CONN_ATTACHED; /* placing: later frames wait for its answer */
 	}
 	switch (f->type) { /* attached, or being handed off */
 	case RS_FRAME_HEARTBEAT:
@@ -477,7 +496,9 @@ static void on_read(struct bufferevent *bev, void *arg)
 	struct gw_conn *c = arg;
 	struct evbuffer *in = bufferevent_get_input(bev);
 
-	while (c->state != CONN_CLOSING) {
+	/* Placing: what follows HELLO waits in the buffer (bounded by the
+	 * read watermark) until the store answers. */
+	while (c->state != CONN_CLOSING && c->state != CONN_PLACING) {
 		struct rs_frame f;
 		uint8_t hdr[4];
 		size_t total;
@@ -554,6 +575,8 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 		conn_reject(c, GW_REJECT_HELLO_TIMEOUT, RS_REJECT_HELLO_TIMEOUT, "no HELLO within the deadline");
 	else if (c->state == CONN_CLOSING)
 		conn_free(c);
+	else if (c->state == CONN_HANDOFF)
+		gw_drain_handoff_expired(c);
 }
 
 /* Refuses a connection at accept, before anything is allocated for it:
@@ -675,83 +698,6 @@ void gw_conn_gauges(const struct gateway *gw, uint64_t *supervisors, uint64_t *b
 	}
 }
 
-void gw_conn_drain_counts(struct gateway *gw, int64_t now_ms, size_t *waiting, size_t *in_flight)
-{
-	struct gw_conn *c, *next;
-
-	*waiting = 0;
-	*in_flight = 0;
-	for (c = gw->conns; c; c = next) {
-		next = c->next;
-		if (c->state == CONN_ATTACHED) {
-			(*waiting)++;
-		} else if (c->state == CONN_HANDOFF && now_ms >= c->handoff_deadline_ms) {
-			gw->counters.handoffs_timed_out++;
-			c->handoff_ended = true;
-			rs_log(stderr, "warn", gw->who, "event", "handoff_timeout", "member", c->member_id, NULL);
-			gw_conn_goodbye(c, RS_GOODBYE_SHUTDOWN, "handoff deadline passed");
-		} else if (c->state == CONN_HANDOFF) {
-			(*in_flight)++;
-		}
-	}
-}
-
-int gw_conn_hand_off_next(struct gateway *gw)
-{
-	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_REDIRECT };
-	struct rs_admit a = { 0 };
-	struct gw_conn *c = gw->conns;
-	int err;
-
-	while (c && c->state != CONN_ATTACHED)
-		c = c->next;
-	if (!c)
-		return 0;
-	/* A handoff is a store transaction: with the store away nobody can be
-	 * placed; the pacer tries again next slot (no store call, no stall) and
-	 * the budget ends the drain if the store never returns. */
-	if (!gw_store_usable(gw))
-		return -EAGAIN;
-	/* The handoff needs the member's row here: a degraded session is
-	 * recorded first (the heartbeat may not have claimed it yet). */
-	if (c->unrecorded) {
-		err = gw_conn_claim(c);
-		if (err)
-			return err == -ESTALE ? 0 : err;
-	}
-	a.gateway_id = gw->cfg.id;
-	a.member_id = c->member_id;
-	a.epoch = c->epoch;
-	a.handoff = true;
-	a.sandboxes = c->sandboxes;
-	a.now_ms = gw_now_ms();
-	err = rs_store_admit(gw->store, &a);
-	gw_store_outcome(gw, err);
-	if (err == -ESTALE) {
-		/* Its row moved on while we held the link: it is someone else's. */
-		gw_conn_supersede(c, "handoff");
-		return 0;
-	}
-	if (err) {
-		if (err != -ENOENT) {
-			gw->counters.store_errors++;
-			rs_log(stderr, "error", gw->who, "event", "store_error", "op", "handoff", "member", c->member_id,
-			       "error", strerror(-err), NULL);
-		}
-		return err;
-	}
-	log_decision(c, &a, false);
-	snprintf(f.u.redirect.gateway_id, sizeof(f.u.redirect.gateway_id), "%s", a.target_id);
-	snprintf(f.u.redirect.peer, sizeof(f.u.redirect.peer), "%s", a.target_peer);
-	f.u.redirect.reason = RS_REDIRECT_DRAIN;
-	gw_conn_send(c, &f);
-	gw->counters.redirects_drain++;
-	c->state = CONN_HANDOFF;
-	c->redirected = true;
-	c->handoff_deadline_ms = a.now_ms + gw->cfg.handoff_timeout_ms;
-	return 0;
-}
-
 void gw_conn_abandon_all(struct gateway *gw)
 {
 	struct gw_conn *c, *next;
@@ -762,6 +708,7 @@ void gw_conn_abandon_all(struct gateway *gw)
 			continue;
 		gw->counters.handoffs_abandoned++;
 		c->handoff_ended = true;
+		gw_conn_handoff_settle(c);
 		rs_log(stderr, "warn", gw->who, "event", "handoff_abandoned", "member", c->member_id, NULL);
 		gw_conn_goodbye(c, RS_GOODBYE_SHUTDOWN, "drain budget spent");
 	}

@@ -16,6 +16,7 @@
 
 enum conn_state {
 	CONN_HELLO,    /* waiting for HELLO (deadline running) */
+	CONN_PLACING,  /* HELLO read: its admission is on the store worker */
 	CONN_ATTACHED, /* accepted here */
 	CONN_HANDOFF,  /* attached, redirected by the drain: kept until it leaves */
 	CONN_CLOSING,  /* flushing a last frame, then freed */
@@ -24,6 +25,8 @@ enum conn_state {
 struct gw_conn {
 	struct gateway *gw;
 	struct gw_conn *prev, *next;
+	struct gw_conn *member_next; /* the next attached connection of its member (member_index.c) */
+	struct gw_conn **job_ref;    /* the in-flight store job's pointer to c, cleared when c goes */
 	struct bufferevent *bev;
 	struct event *timer; /* HELLO deadline, then the deferred close */
 	enum conn_state state;
@@ -39,8 +42,43 @@ struct gw_conn {
 	bool unrecorded;    /* accepted degraded: the store has no row for it yet */
 	bool redirected;    /* handed off by the drain */
 	bool handoff_ended; /* its handoff was already counted (timeout, abandoned) */
-	int64_t handoff_deadline_ms;
+	bool indexed;       /* in gw->members */
+	bool in_flight;     /* redirected by the drain and counted in gw->n_handoff_conns */
+	bool sandboxes_dirty; /* a count the store has not been told (it was away) */
 };
+
+/* An admission or a drain handoff, decided on the store worker: consecutive
+ * ones share one transaction (store_call.c). */
+struct gw_admit_job {
+	struct gateway *gw;
+	struct gw_conn *conn; /* loop side only: NULL once the connection is gone */
+	struct rs_admit a;    /* in and out; its strings point into the job */
+	char member_id[RS_ID_MAX + 1];
+	char instance_id[RS_INSTANCE_MAX + 1];
+	char source[RS_ENDPOINT_MAX + 1];
+	bool stay_asked;      /* HELLO's own STAY flag (a.stay also follows --no-placement) */
+	size_t batch_n;       /* set on a batch's first job: how many shared its transaction */
+	void (*done)(struct gw_admit_job *job, int err); /* on the loop; frees the job */
+};
+
+/* Submits job (its conn's job_ref set, a in place) on the admit kind.
+ * Returns 0 or -errno (the job is then not queued; the caller frees it). */
+int gw_admit_submit(struct gw_admit_job *job);
+
+/* Marks c as having no store job in flight. */
+static inline void gw_conn_job_clear(struct gw_conn *c)
+{
+	c->job_ref = NULL;
+}
+
+/* c's drain handoff is over (it left, timed out, or was abandoned): it no
+ * longer counts in flight. */
+static inline void gw_conn_handoff_settle(struct gw_conn *c)
+{
+	if (c->in_flight)
+		c->gw->n_handoff_conns--;
+	c->in_flight = false;
+}
 
 /* Whether c is accepted here (attached, or being handed off). */
 static inline bool gw_conn_is_attached(const struct gw_conn *c)
@@ -54,13 +92,39 @@ void gw_conn_send(struct gw_conn *c, const struct rs_frame *f);
 /* Sends GOODBYE reason and closes c once flushed (never before returning). */
 void gw_conn_goodbye(struct gw_conn *c, uint8_t reason, const char *text);
 
+/* Logs a placement or handoff decision about c (event=decision). */
+void gw_conn_log_decision(struct gw_conn *c, const struct rs_admit *a, bool stay_asked);
+
 /* Closes c as superseded by a newer connection of its member: counted and
  * logged (why: "heartbeat", "claim", "local"). */
 void gw_conn_supersede(struct gw_conn *c, const char *why);
 
-/* Records c's session (accepted degraded) in the store.  Returns 0 (now
- * recorded), -ESTALE (superseded: c is closed), or the store's error (c
- * stays unrecorded; the store's health is updated).  Counted and logged. */
-int gw_conn_claim(struct gw_conn *c);
+/* Submits the claim of c's session (accepted degraded) to the store; its
+ * answer records it (recorded), closes c (superseded) or leaves it
+ * unrecorded for the next try; counted and logged (claim.c).  Does nothing
+ * while c has a store job in flight. */
+void gw_conn_claim(struct gw_conn *c);
+
+/* Sends c's sandbox count to the store, off the loop; when the store turns
+ * out to be away, c is marked dirty for the heartbeat to send again.
+ * Returns 0, or -EIO at once when the store is known to be away
+ * (store_call.c). */
+int gw_store_sandboxes(struct gw_conn *c);
+
+/* Indexes attached c under its member id; removes it (member_index.c). */
+int gw_member_add(struct gateway *gw, struct gw_conn *c);
+void gw_member_remove(struct gateway *gw, struct gw_conn *c);
+
+/* The first attached connection of member_id, or NULL; the rest follow
+ * through member_next. */
+struct gw_conn *gw_member_first(const struct gateway *gw, const char *member_id);
+
+
+/* Hands c off (drain.c): submits the handoff transaction; its answer sends
+ * REDIRECT {drain} and keeps the link until it leaves or its deadline. */
+int gw_drain_hand_off(struct gw_conn *c);
+
+/* The handoff deadline passed for c (its timer): closed, counted (drain.c). */
+void gw_drain_handoff_expired(struct gw_conn *c);
 
 #endif

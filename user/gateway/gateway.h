@@ -19,6 +19,7 @@
 #include "ringsteer/drain.h"
 #include "ringsteer/proto.h"
 #include "ringsteer/store.h"
+#include "ringsteer/store_worker.h"
 #include "ringsteer/token.h"
 #include "unauth.h"
 
@@ -39,8 +40,9 @@ struct gw_config {
 	bool no_placement;           /* accept everyone where they land (benchmarks) */
 	struct rs_drain_config drain;
 	uint32_t handoff_timeout_ms; /* a redirected supervisor's old link is kept this long */
-	uint32_t store_timeout_ms;   /* longest wait for the store's lock: each store call
-				      * blocks the event loop at most this long */
+	uint32_t store_timeout_ms;   /* longest wait for the store per call (its lock, its
+				      * answer); a call running longer marks the store
+				      * unavailable (the loop never waits for it) */
 	uint32_t max_frame;          /* bytes, length field included: larger frames are refused */
 	uint32_t max_unauth;         /* connections not yet past HELLO + token, in total */
 	uint32_t max_unauth_per_source; /* the same, per peer IP address */
@@ -130,15 +132,29 @@ struct gw_counters {
 	uint64_t tls_reloads_ok;      /* SIGHUP: certificate, key and CA read anew */
 	uint64_t tls_reloads_failed;  /* SIGHUP: the files were unusable; the old ones still serve */
 	uint64_t agent_attempts[GW_AGENT_RESULT_COUNT]; /* registrations with the node agent, by result */
+	uint64_t store_batches;       /* admission transactions run (each decides one or more) */
+	uint64_t store_batched;       /* admissions and handoffs decided in them */
+	uint64_t store_cancelled;     /* queued admissions answered "unavailable" behind a stuck call */
+};
+
+/* A session end the store could not be told yet (store_call.c): kept until
+ * it answers, because nothing else ever ends an attached row now. */
+struct gw_owed_end {
+	struct gw_owed_end *next;
+	uint64_t epoch;
+	char member_id[RS_ID_MAX + 1];
 };
 
 struct gw_conn;
+struct gw_member;
 
 struct gateway {
 	struct gw_config cfg;
 	char who[RS_ID_MAX + 16];     /* "gateway=<id>" for log lines */
 	struct event_base *base;
-	struct rs_store *store;
+	struct rs_store *store;       /* owned by the worker while it runs: never used on the loop */
+	struct rs_store_worker *worker; /* every store call, off the loop (store_call.c) */
+	struct event *store_watch_ev; /* judges a call that runs too long (store_health.c) */
 	struct rs_secret secret;
 	struct evconnlistener *listen_lst, *peer_lst;
 	struct evhttp *http;
@@ -148,7 +164,19 @@ struct gateway {
 	int64_t tls_not_after;        /* its certificate's expiry, seconds since the epoch */
 	uint64_t tls_stamp;           /* the TLS files' identity when last (re)loaded */
 	struct gw_conn *conns;        /* every open connection, doubly linked */
+	struct gw_member *members;    /* attached connections by member id (member_index.c) */
 	size_t n_attached;
+	size_t n_unrecorded;          /* attached, accepted degraded, not claimed yet */
+	size_t n_handoff_jobs;        /* handoff transactions submitted, not answered */
+	size_t n_handoff_conns;       /* redirected by the drain, still attached */
+	struct gw_conn *drain_cursor; /* where the drain looks for the next one to hand off */
+	struct gw_owed_end *owed;     /* session ends waiting for the store */
+	bool heartbeat_in_flight;     /* a store heartbeat is queued or running */
+	bool sandboxes_owed;          /* some connection's count waits for the store */
+	bool membership_in_flight;    /* the drain's membership read is queued or running */
+	bool others_serving;          /* its answer: another serving gateway is live */
+	bool exiting;                 /* leaving: the gateway's row goes, with every session row */
+	bool remove_on_exit;          /* delete our row once the worker has stopped */
 	bool registered;              /* the store has our row: /readyz */
 	bool stopping;                /* SIGTERM: exit once drained */
 	bool draining;                /* handing off; not ready; never a target */
@@ -165,29 +193,21 @@ struct gateway {
 /* Accepts a new connection from a listener (conn.c). */
 void gw_conn_accept(struct evconnlistener *lst, evutil_socket_t fd, struct sockaddr *sa, int socklen, void *arg);
 
+/* Frees the member index (member_index.c; the connections are not touched). */
+void gw_member_index_free(struct gateway *gw);
+
 /* Frees every connection, sending GOODBYE reason first (conn.c). */
 void gw_conn_close_all(struct gateway *gw, uint8_t goodbye_reason);
 
-/* The heartbeat tick: refreshes the store, closes superseded connections,
- * claims the sessions accepted while the store was unavailable once it
- * answers, sends HEARTBEAT to every attached supervisor (heartbeat.c). */
+/* The heartbeat tick: sends HEARTBEAT to every attached supervisor and
+ * submits the store heartbeat (our row only); when the store answers after
+ * an outage, claims the sessions accepted meanwhile (heartbeat.c). */
 void gw_conn_heartbeat(struct gateway *gw);
 
 /* Returns the number of attached supervisors, the most sandboxes one of
  * them carries, and how many of them the store does not know yet (accepted
  * degraded) (conn.c); supervisors being handed off still count. */
 void gw_conn_gauges(const struct gateway *gw, uint64_t *supervisors, uint64_t *busiest, uint64_t *unrecorded);
-
-/* Counts attached supervisors not yet redirected (waiting) and redirected
- * but still attached (in flight), closing those past their handoff
- * deadline first (conn.c). */
-void gw_conn_drain_counts(struct gateway *gw, int64_t now_ms, size_t *waiting, size_t *in_flight);
-
-/* Hands the next waiting supervisor off: the store's handoff transaction,
- * then REDIRECT {drain}; its link stays until it leaves or its deadline.
- * Returns 0, -ENOENT (no gateway takes it: try again later), or a store
- * error (conn.c). */
-int gw_conn_hand_off_next(struct gateway *gw);
 
 /* Closes every attached supervisor with GOODBYE shutdown, counting them
  * abandoned (conn.c). */
@@ -200,8 +220,9 @@ void gw_drain_start(struct gateway *gw, bool exit_after);
 /* The drain's timer callback (drain.c). */
 void gw_drain_tick(evutil_socket_t fd, short what, void *arg);
 
-/* Reads our row's state: a `ringsteerctl drain` starts the drain (drain.c). */
-void gw_drain_check_store(struct gateway *gw);
+/* Writes our row's draining state (off the loop); drain_unrecorded stays
+ * set until the store has it (drain.c). */
+void gw_drain_record(struct gateway *gw);
 
 /* Whether err from a store call means the store is unavailable (the backend
  * could not get an answer: busy past the timeout, I/O, a lost connection),
@@ -213,11 +234,40 @@ bool gw_store_unavailable(int err);
 void gw_store_outcome(struct gateway *gw, int err);
 
 /* Whether store calls other than the heartbeat should be tried: after a
- * failure only the heartbeat probes the store, so an outage costs the loop
- * one store timeout per heartbeat, not one per arrival (store_health.c). */
+ * failure only the heartbeat probes the store, so an outage holds the
+ * worker one store timeout per heartbeat, not one per arrival, and
+ * arrivals are accepted degraded at once (store_health.c). */
 bool gw_store_usable(const struct gateway *gw);
 
-/* Milliseconds of a monotonic clock: how long a store call held the loop. */
+/* Starts the watch that judges the store unavailable when one call has run
+ * past --store-timeout, answering the admissions queued behind it at once
+ * (store_health.c).  Returns 0 or -ENOMEM. */
+int gw_store_watch_start(struct gateway *gw);
+
+/* A store call made off the loop (store_call.c): run on the worker thread,
+ * touching only what the call carries; done on the loop with run's result,
+ * and frees the call. */
+struct gw_call {
+	int (*run)(struct rs_store *st, struct gw_call *call);
+	void (*done)(struct gw_call *call, int err);
+};
+
+/* Queues call on the store worker.  Returns 0, or -errno when it could not
+ * be queued (call->done is then not run: the caller still owns call). */
+int gw_store_call(struct gateway *gw, struct gw_call *call);
+
+/* Ends member's row at epoch here, off the loop; while the store is away
+ * (or the end fails for want of it) it is owed and sent on its return
+ * (store_call.c). */
+void gw_store_end_session(struct gateway *gw, const char *member_id, uint64_t epoch);
+
+/* Sends the session ends owed since the store went away (store_call.c). */
+void gw_store_flush_owed(struct gateway *gw);
+
+/* The batchable job kind of admissions and handoffs (store_call.c). */
+extern const struct rs_store_job_kind gw_admit_kind;
+
+/* Milliseconds of a monotonic clock: drain pacing, deadlines, log rates. */
 int64_t gw_mono_ms(void);
 
 /* Builds the TLS context from --tls-cert/--tls-key/--tls-ca, or leaves it

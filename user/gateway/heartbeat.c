@@ -1,14 +1,15 @@
-/* heartbeat.c - the gateway's heartbeat tick: refresh our row and our
- * recorded sessions' rows in one store transaction, close the sessions
- * whose rows moved on, send HEARTBEAT to every attached supervisor.
+/* heartbeat.c - the gateway's heartbeat tick: HEARTBEAT to every attached
+ * supervisor (at once, whatever the store does), and one store call that
+ * refreshes our row (one write, whatever the number of sessions: a
+ * session counts while its gateway's row is live) and reads whether
+ * `ringsteerctl drain` asked us to drain.
  *
  * The tick is also the store's probe: it is the one store call made while
- * the store is known to be away (store_health.c), so an outage costs the
- * loop at most one store timeout per heartbeat interval.  When it answers
- * again, the sessions accepted meanwhile (unrecorded) are claimed (claim.c)
- * and a drain started meanwhile is written to our row.  Unrecorded sessions
- * are not in the heartbeat's list: their missing rows are expected, not a
- * sign that they moved on. */
+ * the store is known to be away (store_health.c), at most one in flight.
+ * When it answers again, what happened meanwhile is told: the sessions
+ * accepted degraded are claimed (claim.c), the session ends and sandbox
+ * counts it missed are sent, and a drain started meanwhile is written to
+ * our row. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,95 +19,107 @@
 #include "gateway.h"
 #include "ringsteer/logfmt.h"
 
-/* Refreshes our row and the n sessions in refs; -ENOENT (our row is gone:
- * removed, or expired and swept) registers again, still draining if we
- * are.  Logs and counts a failure, with how long the loop waited. */
-static int store_heartbeat(struct gateway *gw, struct rs_session_ref *refs, size_t n)
+struct heartbeat_call {
+	struct gw_call call;
+	struct gateway *gw;
+	bool draining;     /* register as draining if our row is gone */
+	bool check_drain;  /* read our row's state */
+	bool registered;   /* out: the row was gone and is written again */
+	bool told_drain;   /* out: our row says draining */
+	int64_t t0;        /* monotonic: when it was queued */
+};
+
+static int heartbeat_run(struct rs_store *st, struct gw_call *call)
 {
-	int64_t t0 = gw_mono_ms();
-	char ms[24];
+	struct heartbeat_call *h = (struct heartbeat_call *)call;
+	const struct gw_config *cfg = &h->gw->cfg;
+	struct rs_gateway_row row;
 	int err;
 
-	err = rs_store_heartbeat(gw->store, gw->cfg.id, gw_now_ms(), refs, n);
+	err = rs_store_heartbeat(st, cfg->id, gw_now_ms(), NULL, 0); /* BATCH-MERGE */
 	if (err == -ENOENT) {
-		err = rs_store_gateway_register(gw->store, gw->cfg.id, gw->cfg.advertise_peer,
-						gw->draining ? RS_GATEWAY_DRAINING : RS_GATEWAY_SERVING, gw_now_ms());
-		if (!err) {
-			gw->drain_unrecorded = false;
-			err = rs_store_heartbeat(gw->store, gw->cfg.id, gw_now_ms(), refs, n);
-		}
+		/* Our row is gone (removed, or expired and swept): register
+		 * again, still draining if we are. */
+		err = rs_store_gateway_register(st, cfg->id, cfg->advertise_peer,
+						h->draining ? RS_GATEWAY_DRAINING : RS_GATEWAY_SERVING, gw_now_ms());
+		h->registered = err == 0;
 	}
-	gw_store_outcome(gw, err);
-	if (err) {
-		gw->counters.store_errors++;
-		snprintf(ms, sizeof(ms), "%lld", (long long)(gw_mono_ms() - t0));
-		rs_log(stderr, "warn", gw->who, "event", "store_error", "op", "heartbeat", "error", strerror(-err), "ms",
-		       ms, NULL);
-		/* Attached supervisors stay served while the store is away. */
-		for (size_t i = 0; i < n; i++)
-			refs[i].superseded = false;
-	}
+	if (err == 0 && h->check_drain && rs_store_gateway_get(st, cfg->id, gw_now_ms(), &row) == 0)
+		h->told_drain = row.state == RS_GATEWAY_DRAINING;
 	return err;
 }
 
 /* The store answers again: tell it what happened while it did not. */
 static void catch_up(struct gateway *gw)
 {
-	struct gw_conn *c, *next;
-	int err;
-
-	if (gw->draining && gw->drain_unrecorded) {
-		err = rs_store_gateway_register(gw->store, gw->cfg.id, gw->cfg.advertise_peer, RS_GATEWAY_DRAINING,
-						gw_now_ms());
-		gw_store_outcome(gw, err);
-		if (err) {
-			gw->counters.store_errors++;
-			rs_log(stderr, "warn", gw->who, "event", "store_error", "op", "drain", "error", strerror(-err),
-			       NULL);
-			return;
-		}
-		gw->drain_unrecorded = false;
-	}
-	for (c = gw->conns; c && gw_store_usable(gw); c = next) {
-		next = c->next; /* a superseded claim closes c, but frees it only later */
-		if (c->state == CONN_ATTACHED && c->unrecorded)
+	if (gw->draining && gw->drain_unrecorded)
+		gw_drain_record(gw);
+	gw_store_flush_owed(gw);
+	if (gw->n_unrecorded == 0 && !gw->sandboxes_owed)
+		return;
+	gw->sandboxes_owed = false;
+	for (struct gw_conn *c = gw->conns; c; c = c->next) {
+		if (c->state != CONN_ATTACHED)
+			continue;
+		if (c->unrecorded)
 			gw_conn_claim(c);
+		else if (c->sandboxes_dirty && gw_store_sandboxes(c) == 0)
+			c->sandboxes_dirty = false;
 	}
+}
+
+static void heartbeat_done(struct gw_call *call, int err)
+{
+	struct heartbeat_call *h = (struct heartbeat_call *)call;
+	struct gateway *gw = h->gw;
+	bool was_up = gw->store_up;
+	char ms[24];
+
+	gw->heartbeat_in_flight = false;
+	gw_store_outcome(gw, err);
+	if (err) {
+		gw->counters.store_errors++;
+		snprintf(ms, sizeof(ms), "%lld", (long long)(gw_mono_ms() - h->t0));
+		rs_log(stderr, "warn", gw->who, "event", "store_error", "op", "heartbeat", "error", strerror(-err), "ms",
+		       ms, NULL);
+		goto cleanup;
+	}
+	gw->registered = true;
+	if (h->registered && h->draining)
+		gw->drain_unrecorded = false;
+	if (!was_up || gw->owed || gw->n_unrecorded || gw->sandboxes_owed || gw->drain_unrecorded)
+		catch_up(gw);
+	if (h->told_drain && !gw->draining)
+		gw_drain_start(gw, false);
+cleanup:
+	free(h);
 }
 
 void gw_conn_heartbeat(struct gateway *gw)
 {
-	struct rs_session_ref *refs;
-	struct gw_conn **owners, *c, *next;
-	size_t n = 0;
-	int err;
+	struct heartbeat_call *h;
+	struct gw_conn *c, *next;
 
-	refs = calloc(gw->n_attached + 1, sizeof(*refs));
-	owners = calloc(gw->n_attached + 1, sizeof(*owners));
-	if (!refs || !owners)
-		goto cleanup;
-	for (c = gw->conns; c && n < gw->n_attached; c = c->next) {
-		if (c->state != CONN_ATTACHED || c->unrecorded)
-			continue;
-		refs[n] = (struct rs_session_ref){ .member_id = c->member_id, .epoch = c->epoch,
-						   .sandboxes = c->sandboxes };
-		owners[n++] = c;
-	}
-	err = store_heartbeat(gw, refs, n);
-	gw->registered = gw->registered || err == 0;
-	for (size_t i = 0; i < n; i++)
-		if (refs[i].superseded)
-			gw_conn_supersede(owners[i], "heartbeat");
-	if (!err)
-		catch_up(gw);
 	for (c = gw->conns; c; c = next) {
 		next = c->next;
 		if (gw_conn_is_attached(c))
 			gw_conn_send(c, &(struct rs_frame){ .version = RS_PROTO_VERSION, .type = RS_FRAME_HEARTBEAT });
 	}
-	if (!err && gw_store_usable(gw))
-		gw_drain_check_store(gw);
-cleanup:
-	free(refs);
-	free(owners);
+	/* One in flight at most: a store that does not answer gets one probe
+	 * queued, not one per tick. */
+	if (gw->heartbeat_in_flight || gw->exiting)
+		return;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return;
+	h->call = (struct gw_call){ heartbeat_run, heartbeat_done };
+	h->gw = gw;
+	h->draining = gw->draining;
+	h->check_drain = !gw->draining;
+	h->t0 = gw_mono_ms();
+	if (gw_store_call(gw, &h->call) != 0) {
+		free(h);
+		return;
+	}
+	gw->heartbeat_in_flight = true;
 }

@@ -41,12 +41,15 @@ static const char usage[] =
 	"  --token-ttl SECONDS     lifetime of tokens renewed over REFRESH (default 3600)\n"
 	"  --no-placement          accept every supervisor where it lands (benchmarks)\n"
 	"  --drain-budget MS       SIGTERM: hand everyone off within MS, then exit (default 25000)\n"
-	"  --drain-pace MS         between two drain redirects (default 50)\n"
+	"  --drain-pace MS         the gentlest pace: between two drain redirects while that\n"
+	"                          fits the budget; faster when it does not (default 50)\n"
+	"  --drain-max-in-flight N handoffs redirected and not yet gone, at most (default 64)\n"
 	"  --drain-wait MS         longest wait to see another serving gateway (default 5000)\n"
 	"  --handoff-timeout MS    keep a redirected supervisor's link this long (default 5000)\n"
-	"  --store-timeout MS      longest wait for the store (its lock, its answer) per call; the\n"
-	"                          event loop waits with it, so keep it well under 3 x --heartbeat\n"
-	"                          (default 1000).  While the store is unavailable, attached\n"
+	"  --store-timeout MS      longest wait for the store (its lock, its answer) per call;\n"
+	"                          calls run beside the event loop, and one running longer\n"
+	"                          marks the store unavailable (default 1000).  While it is\n"
+	"                          unavailable, attached\n"
 	"                          supervisors stay and arrivals are accepted where they land\n"
 	"                          (degraded), then recorded when it answers again\n"
 	"\n"
@@ -77,7 +80,7 @@ static int parse_ms(const char *flag, const char *text, uint32_t *out)
 
 static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 {
-	enum { O_AGENT = 255, O_ADVERTISE = 256, O_HELLO, O_RESERVATION, O_TOKEN_TTL, O_NO_PLACEMENT, O_BUDGET, O_PACE, O_WAIT,
+	enum { O_AGENT = 255, O_ADVERTISE = 256, O_HELLO, O_RESERVATION, O_TOKEN_TTL, O_NO_PLACEMENT, O_BUDGET, O_PACE, O_WAIT, O_IN_FLIGHT,
 	       O_HANDOFF_TIMEOUT, O_STORE_TIMEOUT, O_MAX_FRAME, O_MAX_UNAUTH, O_MAX_UNAUTH_SOURCE, O_MAX_SESSIONS,
 	       O_LIMIT_RETRY, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_INSECURE };
 	static const struct option opts[] = {
@@ -98,6 +101,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		{ "drain-budget", required_argument, NULL, O_BUDGET },
 		{ "drain-pace", required_argument, NULL, O_PACE },
 		{ "drain-wait", required_argument, NULL, O_WAIT },
+		{ "drain-max-in-flight", required_argument, NULL, O_IN_FLIGHT },
 		{ "handoff-timeout", required_argument, NULL, O_HANDOFF_TIMEOUT },
 		{ "store-timeout", required_argument, NULL, O_STORE_TIMEOUT },
 		{ "max-frame", required_argument, NULL, O_MAX_FRAME },
@@ -118,7 +122,8 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 
 	*cfg = (struct gw_config){ .store_url = RS_STORE_DEFAULT_URL, .heartbeat_ms = 5000, .ttl_ms = 15000,
 				   .hello_timeout_ms = 5000, .reservation_ms = 5000, .token_ttl_s = 3600,
-				   .drain = { .pace_ms = 50, .budget_ms = 25000, .membership_wait_ms = 5000 },
+				   .drain = { .pace_ms = 50, .budget_ms = 25000, .membership_wait_ms = 5000,
+						      .max_in_flight = 64 },
 				   .handoff_timeout_ms = 5000, .store_timeout_ms = 1000, .max_frame = RS_FRAME_MAX,
 				   .max_unauth = 256, .max_unauth_per_source = 8, .max_sessions = 0,
 				   .limit_retry_ms = 5000 };
@@ -144,6 +149,10 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		case O_BUDGET: err = parse_ms("--drain-budget", optarg, &cfg->drain.budget_ms); break;
 		case O_PACE: err = parse_ms("--drain-pace", optarg, &cfg->drain.pace_ms); break;
 		case O_WAIT: err = parse_ms("--drain-wait", optarg, &cfg->drain.membership_wait_ms); break;
+		case O_IN_FLIGHT:
+			err = rs_parse_flag_u32("ringsteer-gateway", "--drain-max-in-flight", optarg, 1, 65536,
+						&cfg->drain.max_in_flight);
+			break;
 		case O_HANDOFF_TIMEOUT: err = parse_ms("--handoff-timeout", optarg, &cfg->handoff_timeout_ms); break;
 		case O_STORE_TIMEOUT: err = parse_ms("--store-timeout", optarg, &cfg->store_timeout_ms); break;
 		case O_MAX_FRAME:
@@ -250,9 +259,11 @@ static void on_stop(evutil_socket_t sig, short what, void *arg)
 	(void)what;
 	rs_log(stderr, "info", gw->who, "event", "stopping", "signal", sig == SIGTERM ? "TERM" : "INT", NULL);
 	if (gw->stopping) {
+		/* Our row goes with every session row on it, once the worker has
+		 * run what is queued (main): no session is ended one by one. */
+		gw->exiting = true;
+		gw->remove_on_exit = true;
 		gw_conn_close_all(gw, RS_GOODBYE_SHUTDOWN);
-		if (rs_store_gateway_remove(gw->store, gw->cfg.id) != 0)
-			gw->counters.store_errors++;
 		event_base_loopexit(gw->base, NULL);
 		return;
 	}
@@ -310,6 +321,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	gw.store_up = true; /* it just opened */
+	/* The loop is not serving yet: the one store call made on it.  A new
+	 * process holds no connections, so rows a previous one left here go. */
 	err = rs_store_gateway_register(gw.store, gw.cfg.id, gw.cfg.advertise_peer, RS_GATEWAY_SERVING, gw_now_ms());
 	gw_store_outcome(&gw, err);
 	if (err) {
@@ -317,6 +330,13 @@ int main(int argc, char **argv)
 		rs_log(stderr, "warn", gw.who, "event", "store_error", "op", "register", "error", strerror(-err), NULL);
 	}
 	gw.registered = err == 0;
+	err = rs_store_worker_start(gw.base, gw.store, &gw.worker);
+	if (err) {
+		rs_log(stderr, "error", gw.who, "event", "store_worker_failed", "error", strerror(-err), NULL);
+		goto cleanup;
+	}
+	if (gw_store_watch_start(&gw) != 0)
+		goto cleanup;
 	tick = rs_ms_timeval(gw.cfg.heartbeat_ms);
 	gw.heartbeat_ev = event_new(gw.base, -1, EV_PERSIST, on_heartbeat, &gw);
 	gw.drain_ev = evtimer_new(gw.base, gw_drain_tick, &gw);
@@ -333,7 +353,26 @@ int main(int argc, char **argv)
 	event_base_dispatch(gw.base);
 	rc = 0;
 cleanup:
+	gw.exiting = true;
 	gw_conn_close_all(&gw, RS_GOODBYE_SHUTDOWN);
+	if (gw.worker) {
+		/* Arrivals are gone; what else is queued runs (bounded by the
+		 * store timeout per call) and answers here. */
+		rs_store_worker_cancel(gw.worker, &gw_admit_kind, -ESHUTDOWN);
+		gw.store = rs_store_worker_stop(gw.worker);
+		gw.worker = NULL;
+	}
+	if (gw.remove_on_exit && gw.store && rs_store_gateway_remove(gw.store, gw.cfg.id) != 0)
+		gw.counters.store_errors++;
+	gw_member_index_free(&gw);
+	while (gw.owed) {
+		struct gw_owed_end *o = gw.owed;
+
+		gw.owed = o->next;
+		free(o);
+	}
+	if (gw.store_watch_ev)
+		event_free(gw.store_watch_ev);
 	if (gw.heartbeat_ev)
 		event_free(gw.heartbeat_ev);
 	if (gw.drain_ev)

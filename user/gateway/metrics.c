@@ -91,6 +91,26 @@ static void render(const void *ctx, struct evbuffer *b)
 	rs_metrics_family(b, "ringsteer_gateway_store_up", "gauge",
 	       "1 when the last store operation got an answer, 0 when the store was unavailable.");
 	evbuffer_add_printf(b, "ringsteer_gateway_store_up{gateway=\"%s\"} %d\n", id, gw->store_up ? 1 : 0);
+	rs_metrics_family(b, "ringsteer_gateway_store_queue", "gauge",
+	       "Store calls submitted to the store worker and not answered yet.");
+	evbuffer_add_printf(b, "ringsteer_gateway_store_queue{gateway=\"%s\"} %llu\n", id,
+			    (unsigned long long)rs_store_worker_pending(gw->worker));
+	rs_metrics_family(b, "ringsteer_gateway_store_busy_seconds", "gauge",
+	       "How long the store call running now has taken (0: the store worker is idle).");
+	evbuffer_add_printf(b, "ringsteer_gateway_store_busy_seconds{gateway=\"%s\"} %.3f\n", id,
+			    (double)rs_store_worker_busy_ms(gw->worker) / 1000.0);
+	rs_metrics_family(b, "ringsteer_gateway_store_admissions_total", "counter",
+	       "Admissions and drain handoffs the store decided (several may share one transaction).");
+	evbuffer_add_printf(b, "ringsteer_gateway_store_admissions_total{gateway=\"%s\"} %llu\n", id,
+			    (unsigned long long)k->store_batched);
+	rs_metrics_family(b, "ringsteer_gateway_store_admission_transactions_total", "counter",
+	       "Store transactions that decided admissions and drain handoffs (those queued together share one).");
+	evbuffer_add_printf(b, "ringsteer_gateway_store_admission_transactions_total{gateway=\"%s\"} %llu\n", id,
+			    (unsigned long long)k->store_batches);
+	rs_metrics_family(b, "ringsteer_gateway_store_cancelled_total", "counter",
+	       "Queued admissions answered unavailable (accepted degraded) behind a store call past --store-timeout.");
+	evbuffer_add_printf(b, "ringsteer_gateway_store_cancelled_total{gateway=\"%s\"} %llu\n", id,
+			    (unsigned long long)k->store_cancelled);
 	rs_metrics_family(b, "ringsteer_gateway_degraded_accepts_total", "counter",
 	       "Supervisors accepted where they landed, without placement, because the store was unavailable.");
 	evbuffer_add_printf(b, "ringsteer_gateway_degraded_accepts_total{gateway=\"%s\"} %llu\n", id,
