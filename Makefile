@@ -170,14 +170,15 @@ check-vectors:
 	fi
 
 # The acceptance tests that run again on PostgreSQL: the placement path, the
-# store down, several nodes, the burst, connect-time steering on pods; under the sanitizers a subset (the
+# store down, several nodes, the burst, connect-time steering on pods, the
+# swarm's 500 at once; under the sanitizers a subset (the
 # whole PostgreSQL store is also under ASan in test_store, and the rest would
 # add two minutes to `make test`).  The deploy/ checks run once: they read
 # YAML and ask the binaries for their flags, which ASan does not change.
 ifeq ($(SAN),1)
 PG_ACCEPT_TESTS := t_1_ t_18_ t_19_
 else
-PG_ACCEPT_TESTS := t_1_ t_2_ t_3_ t_4_ t_5_ t_6_ t_7_ t_18_ t_19_ t_20_ t_24_ t_25_
+PG_ACCEPT_TESTS := t_1_ t_2_ t_3_ t_4_ t_5_ t_6_ t_7_ t_18_ t_19_ t_20_ t_24_ t_25_ t_26_
 endif
 
 # One pass of the suite in $(BUILD): unit tests (cmocka), then the CLI tests.

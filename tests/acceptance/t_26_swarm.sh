@@ -56,7 +56,17 @@ for n in 1 2; do
 	v=$(swarm_metric ringsteer_swarm_attached_by_gateway "gateway=\"gw-$n\"")
 	[ "$v" = $((N / 2)) ] || fail "the swarm counts $v on gw-$n, not $((N / 2))"
 done
+# Each member from its own source address: 500 links from the prefix, over
+# all of its 256 addresses.
+srcs=$(rs_ns ss -Htn state established src "$BIND" | awk '{ sub(/:[0-9]+$/, "", $3); print $3 }')
+[ "$(printf '%s\n' "$srcs" | grep -c .)" = "$N" ] || fail "not $N links from $BIND: $(printf '%s\n' "$srcs" | grep -c .)"
+[ "$(printf '%s\n' "$srcs" | sort -u | grep -c .)" = 256 ] || fail "the links do not use all 256 addresses of $BIND"
 swarm_metric_is ringsteer_swarm_attach_seconds 0 && fail "ringsteer_swarm_attach_seconds missing or 0"
+if command -v promtool >/dev/null; then # t_16 lints the daemons' pages; this one here
+	lint=$(rs_ns curl -fsS --max-time 2 "http://$SWARM_METRICS/metrics" | promtool check metrics 2>&1) ||
+		fail "promtool check metrics on the swarm's page: $lint"
+	[ -z "$lint" ] || fail "promtool check metrics on the swarm's page: $lint"
+fi
 r=$(swarm_metric ringsteer_swarm_redirects_total)
 f=$(swarm_metric ringsteer_swarm_failures_total)
 echo "t_26: $((N / 2)) on each gateway by their gauges, the store and the swarm ($r redirects, $f failures)"
