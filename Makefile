@@ -36,6 +36,7 @@ LIB_SRCS  := $(wildcard user/ring/*.c user/placement/*.c user/drain/*.c user/pro
 CTL_SRCS  := $(wildcard user/ctl/*.c user/sim/*.c)
 GW_SRCS   := $(wildcard user/gateway/*.c)
 SUP_SRCS  := $(wildcard user/supervisor/*.c)
+SWARM_SRCS := $(wildcard user/swarm/*.c)
 AGENT_SRCS := $(filter-out user/agent/registration%,$(wildcard user/agent/*.c))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 TEST_SRCS := $(wildcard tests/unit/test_*.c)
@@ -46,8 +47,10 @@ LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 CTL_OBJS  := $(CTL_SRCS:%.c=$(BUILD)/obj/%.o)
 GW_OBJS   := $(GW_SRCS:%.c=$(BUILD)/obj/%.o)
 SUP_OBJS  := $(SUP_SRCS:%.c=$(BUILD)/obj/%.o)
+SWARM_OBJS := $(SWARM_SRCS:%.c=$(BUILD)/obj/%.o)
 BINS      := $(BUILD)/ringsteerctl $(if $(GW_SRCS),$(BUILD)/ringsteer-gateway) \
-	$(if $(SUP_SRCS),$(BUILD)/ringsteer-supervisor) $(if $(AGENT_SRCS),$(BUILD)/ringsteer-agent)
+	$(if $(SUP_SRCS),$(BUILD)/ringsteer-supervisor) $(if $(AGENT_SRCS),$(BUILD)/ringsteer-agent) \
+	$(if $(SWARM_SRCS),$(BUILD)/ringsteer-swarm)
 TEST_LIB_OBJS := $(TEST_LIB:%.c=$(BUILD)/obj/%.o)
 TEST_BINS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
@@ -96,6 +99,9 @@ $(BUILD)/ringsteer-gateway: $(GW_OBJS) $(BUILD)/libringsteer.a
 
 $(BUILD)/ringsteer-supervisor: $(SUP_OBJS) $(BUILD)/libringsteer.a
 	$(CC) $(LDFLAGS) -o $@ $(SUP_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lm
+
+$(BUILD)/ringsteer-swarm: $(SWARM_OBJS) $(BUILD)/libringsteer.a
+	$(CC) $(LDFLAGS) -o $@ $(SWARM_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lm
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_LIB_OBJS) $(BUILD)/libringsteer.a
 	@mkdir -p $(dir $@)
@@ -164,14 +170,15 @@ check-vectors:
 	fi
 
 # The acceptance tests that run again on PostgreSQL: the placement path, the
-# store down, several nodes, the burst, connect-time steering on pods; under the sanitizers a subset (the
+# store down, several nodes, the burst, connect-time steering on pods, the
+# swarm's 500 at once; under the sanitizers a subset (the
 # whole PostgreSQL store is also under ASan in test_store, and the rest would
 # add two minutes to `make test`).  The deploy/ checks run once: they read
 # YAML and ask the binaries for their flags, which ASan does not change.
 ifeq ($(SAN),1)
 PG_ACCEPT_TESTS := t_1_ t_18_ t_19_
 else
-PG_ACCEPT_TESTS := t_1_ t_2_ t_3_ t_4_ t_5_ t_6_ t_7_ t_18_ t_19_ t_20_ t_24_ t_25_
+PG_ACCEPT_TESTS := t_1_ t_2_ t_3_ t_4_ t_5_ t_6_ t_7_ t_18_ t_19_ t_20_ t_24_ t_25_ t_26_
 endif
 
 # One pass of the suite in $(BUILD): unit tests (cmocka), then the CLI tests.

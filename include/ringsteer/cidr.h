@@ -30,4 +30,11 @@ bool rs_cidr_contains(const struct rs_cidr *c, const struct sockaddr *sa);
 /* Whether sa lies inside any of the n prefixes of list (none: false). */
 bool rs_cidr_list_contains(const struct rs_cidr *list, size_t n, const struct sockaddr *sa);
 
+/* The n-th address of c (n = 0: the prefix's own first address), wrapping
+ * modulo the prefix's size (a /32 or /128 is always its one address; past
+ * 2^64 addresses n never wraps), into *out with port 0 and *len: a swarm
+ * spreads its members' source addresses over a prefix with it
+ * (cidr_nth.c).  Returns 0 or -EINVAL (c not AF_INET or AF_INET6). */
+int rs_cidr_nth(const struct rs_cidr *c, uint64_t n, struct sockaddr_storage *out, socklen_t *len);
+
 #endif

@@ -18,4 +18,10 @@ int rs_address_parse(const char *text, struct sockaddr_storage *ss, socklen_t *l
  * -EAFNOSUPPORT. */
 int rs_endpoint_format(const struct sockaddr *sa, char *out, size_t cap);
 
+/* Writes the address part of endpoint ("ADDR" of "ADDR:PORT", "V6" of
+ * "[V6]:PORT") into out (room for cap; truncated to fit): the name a
+ * Service's certificate carries when no other is given (an IP SAN).  A
+ * text without ':' is copied whole (endpoint_host.c). */
+void rs_endpoint_host(const char *endpoint, char *out, size_t cap);
+
 #endif

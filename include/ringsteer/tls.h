@@ -70,6 +70,13 @@ void rs_tls_describe_failure(const SSL *ssl, unsigned long err, char *buf, size_
  * first thing in the event callback: it reads errno (tls_bev.c). */
 void rs_tls_bev_failure(struct bufferevent *bev, char *buf, size_t len, bool *refused);
 
+/* A client bufferevent on base for the unconnected socket fd: TLS under
+ * ctx (connecting; the server's certificate verified and required to name
+ * name; SNI sent when name is a DNS name, not an address literal), or
+ * plain when ctx is NULL.  NULL on failure, fd then closed.  The reference
+ * supervisor and the swarm dial with it (tls_client_bev.c). */
+struct bufferevent *rs_tls_client_bufferevent(struct event_base *base, SSL_CTX *ctx, int fd, const char *name);
+
 /* Whether the handshake on ssl failed because the peer's certificate was
  * refused (did not verify, or did not name the expected name), as opposed to
  * the connection failing. */

@@ -20,6 +20,7 @@
 #   count_on N                    supervisors attached to gw-N (from the store)
 #   metric N NAME [LABELMATCH]    value of a metric on gw-N's /metrics (summed over
 #                                 the lines whose labels contain LABELMATCH; 0 if none)
+#   metric_of NAME [LABELMATCH]   the same over Prometheus text on stdin (any /metrics)
 #   await "DESC" TIMEOUT_S CMD... poll CMD every 50 ms; on timeout print DESC and the
 #                                 cluster state, and fail the test
 #   hold "DESC" SECONDS CMD...    CMD must keep succeeding for SECONDS (polled), else fail
@@ -577,7 +578,13 @@ metric() {
 	local body
 	body=$(ip netns exec "$(gw_ns "$1")" curl -fsS --max-time 2 "http://$(gw_addr "$1"):$RS_GW_METRICS_PORT/metrics") ||
 		{ echo "metric: gw-$1 /metrics unreachable" >&2; return 1; }
-	printf '%s\n' "$body" | awk -v name="$2" -v lm="${3:-}" '
+	printf '%s\n' "$body" | metric_of "$2" "${3:-}"
+}
+
+# metric_of NAME [LABELMATCH]: the value of NAME in the Prometheus text on
+# stdin, summed over the lines whose labels contain LABELMATCH (0 if none).
+metric_of() {
+	awk -v name="$1" -v lm="${2:-}" '
 		/^#/ || NF < 2 { next }
 		{
 			key = $1; val = $2

@@ -34,6 +34,7 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 
+#include "ringsteer/backoff.h"
 #include "ringsteer/bev_io.h"
 #include "ringsteer/endpoint.h"
 #include "ringsteer/logfmt.h"
@@ -43,12 +44,6 @@
 #include "ringsteer/tls.h"
 #include "ringsteer/token.h"
 #include "supervisor.h"
-
-#define BACKOFF_FIRST_MS 1000
-#define BACKOFF_MAX_MS 30000
-/* A retry hint is honoured up to this: a misconfigured gateway must not
- * park its supervisors for days (the field is a u32 of milliseconds). */
-#define RETRY_HINT_MAX_MS 600000
 
 enum link_state {
 	LINK_CONNECTING,
@@ -72,15 +67,6 @@ static const char *via_name(enum sup_via via)
 	static const char *const names[] = { "service", "redirect", "redial", "refresh" };
 
 	return names[via];
-}
-
-static uint64_t next_random(struct supervisor *s)
-{
-	uint64_t z = (s->rng += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
 }
 
 static void link_free(struct sup_link *l)
@@ -117,23 +103,10 @@ static void say_goodbye_and_free(struct sup_link *l)
  * at once. */
 static void retry_after(struct supervisor *s, bool stay, uint32_t floor_ms)
 {
-	uint64_t delay = s->backoff_ms ? s->backoff_ms : BACKOFF_FIRST_MS;
-	uint64_t jitter = delay / 5;
+	uint64_t delay = rs_retry_delay_ms(&s->backoff_ms, floor_ms, &s->rng);
 	struct timeval tv;
 	char ms[24];
 
-	delay = delay - jitter + next_random(s) % (2 * jitter + 1);
-	if (floor_ms > RETRY_HINT_MAX_MS)
-		floor_ms = RETRY_HINT_MAX_MS;
-	if (floor_ms > 0) {
-		uint64_t least = floor_ms + next_random(s) % ((uint64_t)floor_ms / 5 + 1);
-
-		if (delay < least)
-			delay = least;
-	}
-	s->backoff_ms = s->backoff_ms ? s->backoff_ms * 2 : BACKOFF_FIRST_MS * 2;
-	if (s->backoff_ms > BACKOFF_MAX_MS)
-		s->backoff_ms = BACKOFF_MAX_MS;
 	s->retry_stay = stay;
 	snprintf(ms, sizeof(ms), "%llu", (unsigned long long)delay);
 	rs_log(stderr, "info", s->who, "event", "retry", "in_ms", ms, "stay", stay ? "1" : "0", NULL);
@@ -243,18 +216,13 @@ static uint64_t now_ms(void)
 
 static void schedule_refresh(struct supervisor *s)
 {
-	uint64_t now = now_ms(), expiry = s->token_expiry * 1000, life, at;
+	uint64_t now = now_ms(), expiry = s->token_expiry * 1000;
 	struct timeval tv;
 
 	evtimer_del(s->refresh_ev);
 	if (expiry <= now)
 		return;
-	/* About 80% of the remaining lifetime, +-5% jitter so a fleet minted
-	 * at once does not refresh at once.  Milliseconds: with whole seconds
-	 * a short token could be refreshed after it expired. */
-	life = expiry - now;
-	at = life * 80 / 100 - life * 5 / 100 + next_random(s) % (life * 10 / 100 + 1);
-	tv = rs_ms_timeval(at);
+	tv = rs_ms_timeval(rs_refresh_delay_ms(expiry - now, &s->rng));
 	evtimer_add(s->refresh_ev, &tv);
 }
 

@@ -204,18 +204,11 @@ static void on_sighup(evutil_socket_t fd, short what, void *arg)
  * else the --service address itself (an IP SAN). */
 static void service_name(struct supervisor *s)
 {
-	const char *svc = s->cfg.service, *colon = strrchr(svc, ':');
-	size_t n = colon ? (size_t)(colon - svc) : strlen(svc);
-
 	if (s->cfg.tls_server_name) {
 		snprintf(s->service_name, sizeof(s->service_name), "%s", s->cfg.tls_server_name);
 		return;
 	}
-	if (svc[0] == '[' && n >= 2) { /* [v6]:port */
-		svc++;
-		n -= 2;
-	}
-	snprintf(s->service_name, sizeof(s->service_name), "%.*s", (int)n, svc);
+	rs_endpoint_host(s->cfg.service, s->service_name, sizeof(s->service_name));
 }
 
 static void on_stop(evutil_socket_t fd, short what, void *arg)

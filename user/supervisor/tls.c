@@ -52,32 +52,7 @@ void sup_tls_watch(struct supervisor *s)
 
 struct bufferevent *sup_tls_bufferevent(struct supervisor *s, int fd, const char *name)
 {
-	struct bufferevent *bev;
-	SSL *ssl;
-
-	if (!s->tls) {
-		bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
-		if (!bev)
-			close(fd);
-		return bev;
-	}
-	ssl = SSL_new(s->tls);
-	if (!ssl || rs_tls_expect_name(ssl, name) != 0)
-		goto fail;
-	/* SNI carries DNS names only; an address literal is left out. */
-	if (!strchr(name, ':') && strspn(name, "0123456789.") != strlen(name) &&
-	    SSL_set_tlsext_host_name(ssl, name) != 1)
-		goto fail;
-	bev = bufferevent_openssl_socket_new(s->base, fd, ssl, BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);
-	if (!bev)
-		goto fail;
-	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
-	return bev;
-fail:
-	SSL_free(ssl);
-	ERR_clear_error();
-	close(fd);
-	return NULL;
+	return rs_tls_client_bufferevent(s->base, s->tls, fd, name);
 }
 
 bool sup_target_allowed(const struct supervisor *s, const struct sockaddr_storage *ss)

@@ -1,0 +1,168 @@
+/* swarm.h - ringsteer-swarm: N supervisors in one process on one event
+ * loop, each a full protocol client behaving as the reference supervisor
+ * (user/supervisor/client.c) does, for load tests.  Per member only what
+ * its state machine needs (no name, no address, no per-member events but
+ * one timer): ids, source addresses and instance ids are derived from the
+ * member's number; gateway ids and peer endpoints are kept once in a small
+ * table that members point into. */
+#ifndef RS_SWARM_H
+#define RS_SWARM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <openssl/ssl.h>
+
+#include "ringsteer/cidr.h"
+#include "ringsteer/proto.h"
+#include "ringsteer/token.h"
+
+#define SWARM_ALLOW_MAX 32        /* --redirect-allow prefixes */
+#define SWARM_GATEWAYS_MAX 1024   /* distinct (gateway id, peer) pairs remembered */
+#define SWARM_NO_GW UINT16_MAX    /* a member with no gateway yet */
+#define SWARM_PREFIX_MAX 200      /* --prefix bytes: room for the member number */
+
+struct swarm_config {
+	const char *service;
+	const char *secret_file;
+	uint32_t count;
+	const char *prefix;
+	struct rs_cidr bind;
+	uint32_t sandboxes;
+	uint32_t concurrency;
+	uint32_t dial_timeout_ms;
+	uint32_t token_ttl_s;
+	const char *tls_ca;
+	const char *tls_server_name;
+	bool insecure;
+	struct rs_cidr allow[SWARM_ALLOW_MAX];
+	size_t n_allow;
+	const char *metrics;
+};
+
+/* How a link came to be dialed (as the supervisor's enum sup_via). */
+enum swarm_via {
+	VIA_SERVICE,
+	VIA_REDIRECT,
+	VIA_REDIAL,
+	VIA_REFRESH,
+};
+
+/* Why a dial or a link failed: the failures_total{reason} label. */
+enum swarm_failure {
+	FAIL_CONNECT,        /* TCP connect or socket error, or a closed link before ACCEPT */
+	FAIL_TIMEOUT,        /* no connect or no answer within --dial-timeout */
+	FAIL_TLS,            /* the handshake failed or the certificate was refused */
+	FAIL_REJECTED,       /* a REJECT */
+	FAIL_TARGET_REFUSED, /* a redirect/redial target not allowed (--redirect-allow) */
+	FAIL_BAD_FRAME,      /* the gateway sent what does not decode */
+	FAIL_GOODBYE,        /* a GOODBYE before ACCEPT */
+	FAIL_DISCONNECTED,   /* an attached link broke (a blip) */
+	FAIL_SOURCE,         /* the source address could not be bound */
+	FAIL_COUNT,
+};
+
+struct swarm_gateway {
+	char id[RS_ID_MAX + 1];
+	char peer[RS_ENDPOINT_MAX + 1];
+	uint32_t attached; /* members whose active link is here */
+};
+
+struct swarm_link;
+
+struct swarm_member {
+	struct swarm *sw;
+	struct swarm_link *active;  /* attached */
+	struct swarm_link *pending; /* being set up */
+	struct event *timer;        /* the earliest of retry_at, refresh_at, beat_at */
+	char *token;                /* its current token (minted, or from TOKEN) */
+	uint64_t token_expiry;      /* unix seconds */
+	uint64_t retry_at, refresh_at, beat_at; /* monotonic ms; 0: not armed */
+	uint32_t number;            /* 1..N: the member id is prefix + number */
+	uint32_t backoff_ms;
+	uint32_t heartbeat_ms;
+	uint32_t queue_next;        /* the dial queue's link: a member number, 0 = none */
+	uint16_t last_gw;           /* the gateway table entry of its last ACCEPT */
+	uint16_t want_gw;           /* a queued dial's target entry */
+	uint8_t want_via;           /* a queued dial's enum swarm_via */
+	uint8_t redirects_failed;   /* since the last attach, saturating */
+	bool want_stay, want_dial, queued, retry_stay, ever_attached;
+};
+
+struct swarm {
+	struct swarm_config cfg;
+	struct event_base *base;
+	struct swarm_member *members;
+	struct rs_secret secret;
+	SSL_CTX *tls;
+	char who[SWARM_PREFIX_MAX + 16];
+	char service_name[RS_ENDPOINT_MAX + 1];
+	char instance[17];          /* this process: instance ids are "<instance>-<number>" */
+	uint64_t next_epoch;        /* one counter for all: each member's epochs grow */
+	uint64_t rng;
+	struct swarm_gateway gateways[SWARM_GATEWAYS_MAX];
+	uint16_t n_gateways;
+	/* The dial queue (--concurrency): members waiting for a free slot. */
+	uint32_t in_progress;       /* links connecting or awaiting an answer */
+	uint32_t queue_head, queue_tail;
+	struct event *pump_ev;
+	/* Counts. */
+	uint32_t attached;
+	uint64_t redirects;
+	uint64_t failures[FAIL_COUNT];
+	uint64_t started_ms;        /* monotonic */
+	int64_t all_attached_ms;    /* -1 until all N were attached once */
+	/* Failure lines: a token bucket so 10,000 members failing at once log
+	 * a few lines and a count, not 10,000. */
+	uint64_t log_credit_milli, log_last_ms, log_suppressed;
+	bool stopping;
+	struct evhttp *http;
+	struct event *sigterm_ev, *sigint_ev;
+};
+
+/* Sets member m up as number (1..N): its timer and token, then its first
+ * Service dial (member.c).  Returns 0 or -errno (nothing dialed). */
+int swarm_member_start(struct swarm *sw, struct swarm_member *m, uint32_t number);
+
+/* Says GOODBYE on m's attached link, frees both links, its timer and token
+ * (member.c); safe on a member never started. */
+void swarm_member_stop(struct swarm_member *m);
+
+/* The dial queue (dial_queue.c): swarm_dial_slot takes a slot if one is
+ * free; otherwise swarm_dial_enqueue puts m in line (at the front when
+ * urgent: a member already on its way, not a fresh arrival).  The pump
+ * event dials queued members as slots free up. */
+bool swarm_dial_slot(struct swarm *sw);
+void swarm_dial_release(struct swarm *sw);
+void swarm_dial_enqueue(struct swarm *sw, struct swarm_member *m, bool urgent);
+void swarm_on_pump(evutil_socket_t fd, short what, void *arg);
+
+/* Dials what m wants (want_via, want_gw, want_stay), a slot being held
+ * (member.c; the pump calls it). */
+void swarm_member_dial_now(struct swarm *sw, struct swarm_member *m);
+
+/* The gateway table (gateways.c): the entry for (id, peer), added if new;
+ * SWARM_NO_GW when the table is full. */
+uint16_t swarm_gateway_intern(struct swarm *sw, const char *id, const char *peer);
+
+/* /metrics (metrics.c).  Returns 0 or -errno. */
+int swarm_metrics_serve(struct swarm *sw);
+
+/* The one-line summary (main.c): event=all_attached or event=stopping. */
+void swarm_summary(struct swarm *sw, const char *event);
+
+/* Monotonic milliseconds (member.c). */
+uint64_t swarm_now_ms(void);
+
+/* A failure: counted; one line for the member, rate limited (log_rate.c). */
+void swarm_failure(struct swarm *sw, const struct swarm_member *m, enum swarm_failure why, const char *event,
+		   const char *detail);
+
+/* The failure's label (log_rate.c). */
+const char *swarm_failure_label(enum swarm_failure why);
+
+#endif
