@@ -1,39 +1,36 @@
-/* heartbeat.c - the gateway's heartbeat tick: refresh our row and our
- * recorded sessions' rows in one store transaction, close the sessions
- * whose rows moved on, send HEARTBEAT to every attached supervisor.
+/* heartbeat.c - the gateway's heartbeat tick: refresh our row (one store
+ * write: our sessions live with it), send HEARTBEAT to every attached
+ * supervisor.
  *
  * The tick is also the store's probe: it is the one store call made while
  * the store is known to be away (store_health.c), so an outage costs the
  * loop at most one store timeout per heartbeat interval.  When it answers
  * again, the sessions accepted meanwhile (unrecorded) are claimed (claim.c)
- * and a drain started meanwhile is written to our row.  Unrecorded sessions
- * are not in the heartbeat's list: their missing rows are expected, not a
- * sign that they moved on. */
+ * and a drain started meanwhile is written to our row. */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "conn.h"
 #include "gateway.h"
 #include "ringsteer/logfmt.h"
 
-/* Refreshes our row and the n sessions in refs; -ENOENT (our row is gone:
- * removed, or expired and swept) registers again, still draining if we
- * are.  Logs and counts a failure, with how long the loop waited. */
-static int store_heartbeat(struct gateway *gw, struct rs_session_ref *refs, size_t n)
+/* Refreshes our row; -ENOENT (our row is gone: removed, with our
+ * sessions' rows) registers again, still draining if we are.  Logs and
+ * counts a failure, with how long the loop waited. */
+static int store_heartbeat(struct gateway *gw)
 {
 	int64_t t0 = gw_mono_ms();
 	char ms[24];
 	int err;
 
-	err = rs_store_heartbeat(gw->store, gw->cfg.id, gw_now_ms(), refs, n);
+	err = rs_store_heartbeat(gw->store, gw->cfg.id, gw_now_ms());
 	if (err == -ENOENT) {
 		err = rs_store_gateway_register(gw->store, gw->cfg.id, gw->cfg.advertise_peer,
 						gw->draining ? RS_GATEWAY_DRAINING : RS_GATEWAY_SERVING, gw_now_ms());
 		if (!err) {
 			gw->drain_unrecorded = false;
-			err = rs_store_heartbeat(gw->store, gw->cfg.id, gw_now_ms(), refs, n);
+			err = rs_store_heartbeat(gw->store, gw->cfg.id, gw_now_ms());
 		}
 	}
 	gw_store_outcome(gw, err);
@@ -42,9 +39,6 @@ static int store_heartbeat(struct gateway *gw, struct rs_session_ref *refs, size
 		snprintf(ms, sizeof(ms), "%lld", (long long)(gw_mono_ms() - t0));
 		rs_log(stderr, "warn", gw->who, "event", "store_error", "op", "heartbeat", "error", strerror(-err), "ms",
 		       ms, NULL);
-		/* Attached supervisors stay served while the store is away. */
-		for (size_t i = 0; i < n; i++)
-			refs[i].superseded = false;
 	}
 	return err;
 }
@@ -76,27 +70,11 @@ static void catch_up(struct gateway *gw)
 
 void gw_conn_heartbeat(struct gateway *gw)
 {
-	struct rs_session_ref *refs;
-	struct gw_conn **owners, *c, *next;
-	size_t n = 0;
+	struct gw_conn *c, *next;
 	int err;
 
-	refs = calloc(gw->n_attached + 1, sizeof(*refs));
-	owners = calloc(gw->n_attached + 1, sizeof(*owners));
-	if (!refs || !owners)
-		goto cleanup;
-	for (c = gw->conns; c && n < gw->n_attached; c = c->next) {
-		if (c->state != CONN_ATTACHED || c->unrecorded)
-			continue;
-		refs[n] = (struct rs_session_ref){ .member_id = c->member_id, .epoch = c->epoch,
-						   .sandboxes = c->sandboxes };
-		owners[n++] = c;
-	}
-	err = store_heartbeat(gw, refs, n);
+	err = store_heartbeat(gw);
 	gw->registered = gw->registered || err == 0;
-	for (size_t i = 0; i < n; i++)
-		if (refs[i].superseded)
-			gw_conn_supersede(owners[i], "heartbeat");
 	if (!err)
 		catch_up(gw);
 	for (c = gw->conns; c; c = next) {
@@ -106,7 +84,4 @@ void gw_conn_heartbeat(struct gateway *gw)
 	}
 	if (!err && gw_store_usable(gw))
 		gw_drain_check_store(gw);
-cleanup:
-	free(refs);
-	free(owners);
 }

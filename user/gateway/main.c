@@ -310,7 +310,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	gw.store_up = true; /* it just opened */
-	err = rs_store_gateway_register(gw.store, gw.cfg.id, gw.cfg.advertise_peer, RS_GATEWAY_SERVING, gw_now_ms());
+	/* A new process holds no connection: sessions of an earlier one end. */
+	err = rs_store_gateway_start(gw.store, gw.cfg.id, gw.cfg.advertise_peer, RS_GATEWAY_SERVING, gw_now_ms());
 	gw_store_outcome(&gw, err);
 	if (err) {
 		gw.counters.store_errors++;

@@ -68,6 +68,10 @@ enum rs_stmt {
 	RS_STMT_CREATE_GATEWAYS,
 	RS_STMT_CREATE_SESSIONS,
 	RS_STMT_CREATE_SESSIONS_LOAD,
+	RS_STMT_GATEWAYS_ATTACHED_COLUMN,
+	RS_STMT_ADD_GATEWAYS_ATTACHED,
+	RS_STMT_FILL_GATEWAYS_ATTACHED,
+	RS_STMT_CREATE_SESSIONS_PENDING,
 	RS_STMT_VERSION_SELECT,
 	RS_STMT_VERSION_INSERT,
 	RS_STMT_VERSION_UPDATE,
@@ -77,18 +81,20 @@ enum rs_stmt {
 	RS_STMT_CREATE_SESSIONS_NOTIFY,
 	RS_STMT_CREATE_SESSIONS_NOTIFY_UPDATE,
 	RS_STMT_GATEWAY_UPSERT,
+	RS_STMT_GATEWAY_START,
 	RS_STMT_GATEWAY_TOUCH,
+	RS_STMT_GATEWAY_ATTACHED_ADD,
 	RS_STMT_GATEWAY_SET_STATE,
 	RS_STMT_GATEWAY_DELETE,
 	RS_STMT_GATEWAY_SESSIONS_DELETE,
+	RS_STMT_GATEWAY_ACTIVE_DELETE,
 	RS_STMT_GATEWAYS_ALL,
 	RS_STMT_GATEWAYS_LIVE,
 	RS_STMT_GATEWAY_GET,
-	RS_STMT_LIVE_LOADS,
-	RS_STMT_GATEWAY_LOAD,
+	RS_STMT_PENDING_LOADS,
+	RS_STMT_GATEWAY_PENDING_LOAD,
 	RS_STMT_SESSION_GET,
 	RS_STMT_SESSION_UPSERT,
-	RS_STMT_SESSION_REFRESH,
 	RS_STMT_SESSION_SANDBOXES,
 	RS_STMT_SESSION_DELETE,
 	RS_STMT_SESSIONS_ALL,
@@ -106,6 +112,9 @@ struct rs_stmt_def {
 	unsigned n_cols;     /* result columns (0: no rows) */
 	bool notify;         /* change notification (PostgreSQL's dialect): run
 			      * only by a backend with a watch hook */
+	const char *sqlite_sql; /* SQLite's own spelling, for the rare statement
+				 * with no portable one (a catalog read); NULL:
+				 * sql.  The SQLite backend runs it instead. */
 };
 
 /* Indexed by enum rs_stmt (store_sql.c). */
@@ -113,7 +122,7 @@ extern const struct rs_stmt_def rs_store_stmts[RS_STMT_COUNT];
 
 /* The schema version this code reads and writes (store.c migrates older
  * stores up to it and refuses newer ones). */
-#define RS_STORE_SCHEMA_VERSION 1
+#define RS_STORE_SCHEMA_VERSION 2
 
 enum rs_txn {
 	RS_TXN_READ,
