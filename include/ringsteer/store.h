@@ -7,7 +7,10 @@
  * are its sessions: an attached session lives exactly as long as its
  * gateway's row (nothing refreshes a session row), a reservation until it
  * ends, on a live gateway.  Store work per event does not grow with the
- * number of sessions (rs_store_statements() counts it). */
+ * number of sessions (rs_store_statements() counts it).  Any call that
+ * talks to a PostgreSQL server may also return -ETIMEDOUT: the server did
+ * not answer within the busy timeout (the handle reconnects on its next
+ * call); no call waits on a stopped server longer than that. */
 #ifndef RINGSTEER_STORE_H
 #define RINGSTEER_STORE_H
 

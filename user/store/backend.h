@@ -26,8 +26,13 @@
  *   length, and the caller checks), SQL NULL as RS_DB_NULL; anything else
  *   (a real, a blob) is passed as RS_DB_OTHER for the caller to refuse.
  * - Errors are negative errno: -EBUSY (lock not had within the timeout),
- *   -ENOMEM, -EIO (anything else; the backend may log nothing: the caller
- *   decides).  A non-zero return from on_row stops the statement and is
+ *   -ETIMEDOUT (a server that did not answer a round trip within the busy
+ *   timeout - twice it for a write begin, whose lock wait alone may take
+ *   the busy timeout: the backend dropped the connection, cancelling what
+ *   it ran where it can without waiting, and the next begin() connects
+ *   again), -ENOMEM, -EIO (anything else; the backend may log nothing: the
+ *   caller decides).  No call waits on the server longer than that: a
+ *   stopped server costs the caller the busy timeout, not forever.  A non-zero return from on_row stops the statement and is
  *   returned as is.
  * - A lost connection (server restarted, backend killed, network gone) is
  *   -EIO for the call that finds it, and the next begin() reconnects (and
