@@ -85,12 +85,15 @@ static int make_dir(void **state)
 		return -1;
 	}
 	for (int k = 0; k < 2; k++) {
-		snprintf(f->path[k], sizeof(f->path[k]), "%s/store-%d.db", f->dir, k);
+		char path[sizeof(f->path[k])];
+
+		snprintf(path, sizeof(path), "%s/store-%d.db", f->dir, k);
+		memcpy(f->path[k], path, sizeof(path));
 		if (f->env->pg) {
 			snprintf(f->url[k], sizeof(f->url[k]), "%s", f->env->url[k]);
 			pg_exec_raw(f->url[k], "DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public");
 		} else {
-			snprintf(f->url[k], sizeof(f->url[k]), "sqlite:%s", f->path[k]);
+			snprintf(f->url[k], sizeof(f->url[k]), "sqlite:%s", path);
 		}
 	}
 	*state = f;
@@ -374,7 +377,7 @@ static struct costs measure(const struct fixture *f, int k, int rows)
 	int64_t now = T0 + 10;
 
 	for (int g = 0; g < 4; g++) {
-		char id[8];
+		char id[16];
 
 		snprintf(id, sizeof(id), "gw-%d", g);
 		register_gw(st, id, T0);
