@@ -339,13 +339,16 @@ vm-test: deps vm-deps
 	vm-tests/run.sh $(BUILD)
 
 # ---- the store on PostgreSQL ------------------------------------------------
-# `make pg-test`: the store's unit tests against a throwaway PostgreSQL
+# `make pg-test`: the store's unit tests (test_store, test_store_scale: its
+# stopped-server test SIGSTOPs this server) against a throwaway PostgreSQL
 # server (tests/pg/pg_server.sh, UNIX socket in a temp dir), stopped and
 # removed whatever the result.
 .PHONY: pg-test
-pg-test: all $(BUILD)/tests/test_store
+pg-test: all $(BUILD)/tests/test_store $(BUILD)/tests/test_store_scale
 	@dir=$$(mktemp -d /tmp/rs-pg-XXXXXX) || exit 1; \
 	url=$$(tests/pg/pg_server.sh start $$dir) || { rm -rf $$dir; exit 1; }; \
-	echo "== $(BUILD)/tests/test_store (RS_TEST_PG_URL=$$url)"; \
-	RS_TEST_DATA=$(TEST_DATA) RS_TEST_PG_URL=$$url $(BUILD)/tests/test_store; rc=$$?; \
+	rc=0; for t in test_store test_store_scale; do \
+	  echo "== $(BUILD)/tests/$$t (RS_TEST_PG_URL=$$url)"; \
+	  RS_TEST_DATA=$(TEST_DATA) RS_TEST_PG_URL=$$url $(BUILD)/tests/$$t || rc=1; \
+	done; \
 	tests/pg/pg_server.sh stop $$dir; exit $$rc

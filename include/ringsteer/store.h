@@ -3,7 +3,14 @@
  * supplies transactions and statements, the placement transaction above
  * them is common).  Times are wall-clock milliseconds (several processes, maybe
  * several hosts, compare them), passed in by the caller so tests control
- * them.  Rows older than the TTL are dead and count for nothing. */
+ * them.  A gateway whose heartbeat is older than the TTL is dead, and so
+ * are its sessions: an attached session lives exactly as long as its
+ * gateway's row (nothing refreshes a session row), a reservation until it
+ * ends, on a live gateway.  Store work per event does not grow with the
+ * number of sessions (rs_store_statements() counts it).  Any call that
+ * talks to a PostgreSQL server may also return -ETIMEDOUT: the server did
+ * not answer within the busy timeout (the handle reconnects on its next
+ * call); no call waits on a stopped server longer than that. */
 #ifndef RINGSTEER_STORE_H
 #define RINGSTEER_STORE_H
 
@@ -46,6 +53,8 @@ struct rs_gateway_row {
 	int64_t heartbeat_ms;
 	bool live;             /* heartbeat within TTL at the listing's now */
 	uint32_t supervisors;  /* live sessions on it (pending reservations included) */
+	uint32_t attached;     /* its active session rows, live or not (its
+				* count kept in the row: schema version 2) */
 };
 
 struct rs_session_row {
@@ -55,10 +64,14 @@ struct rs_session_row {
 	char gateway_id[RS_ID_MAX + 1];
 	uint32_t sandboxes;
 	char source[RS_ENDPOINT_MAX + 1]; /* supervisor's address as the gateway saw it */
-	int64_t heartbeat_ms;
-	int64_t expires_ms;    /* pending: reservation end; active: heartbeat + TTL */
+	int64_t heartbeat_ms;  /* when the row was written: for an active row,
+				* attached at (never refreshed) */
+	int64_t expires_ms;    /* pending: reservation end; active: attached +
+				* TTL, for information only (it lives with its
+				* gateway's row) */
 	uint8_t state;         /* enum rs_session_state */
-	bool live;
+	bool live;             /* counted: its gateway live, and active or an
+				* unexpired reservation */
 };
 
 struct rs_store;
@@ -102,9 +115,20 @@ int rs_store_watch(struct rs_store *st);
 int rs_store_watch_consume(struct rs_store *st);
 
 /* Inserts or updates gateway id with its peer endpoint and state, heartbeat
- * now.  Returns 0, -EINVAL, -EIO, -EBUSY (lock not had within the timeout). */
+ * now, keeping its sessions (a running gateway registering again; a
+ * process starting calls rs_store_gateway_start()).  Returns 0, -EINVAL,
+ * -EIO, -EBUSY (lock not had within the timeout). */
 int rs_store_gateway_register(struct rs_store *st, const char *id, const char *peer, enum rs_gateway_state state,
 			      int64_t now_ms);
+
+/* A gateway process starting: registers id as rs_store_gateway_register()
+ * does and, in the same write transaction, deletes its active session rows
+ * (a new process holds no connection; nothing else would ever end them,
+ * since they live with the gateway's row) and zeroes its attached count.
+ * Reservations at it are kept (they end by themselves).  Returns 0,
+ * -EINVAL, -EIO, -EBUSY. */
+int rs_store_gateway_start(struct rs_store *st, const char *id, const char *peer, enum rs_gateway_state state,
+			   int64_t now_ms);
 
 /* Sets gateway id's state (serving or draining) without touching its
  * heartbeat: how `ringsteerctl drain` asks a gateway to drain.  Returns 0,
@@ -151,7 +175,8 @@ struct rs_admit {
 };
 
 /* The placement transaction: refreshes the deciding gateway's heartbeat,
- * reads live gateways (ring) and their live session counts (load), takes
+ * reads live gateways (ring) and their counted sessions (load: each live
+ * gateway's attached count plus its unexpired reservations), takes
  * the member's own row out as its stale record, runs the placement rule,
  * and writes the member's row: active here when accepted, else pending at
  * the target until now + reservation, so concurrent arrivals count it.
@@ -185,6 +210,21 @@ struct rs_admit {
  * are taken from the row. */
 int rs_store_admit(struct rs_store *st, struct rs_admit *a);
 
+/* Arrivals pending together at one gateway, decided in one write
+ * transaction: the deciding gateway's heartbeat refreshed once, ring and
+ * loads read once, then a[0..n) decided in order, each exactly as
+ * rs_store_admit() decides it, each written before the next is decided
+ * (a later item of the same member sees the earlier one's row): the result
+ * equals admitting them one at a time in that order.  Every item has the
+ * same gateway_id and now_ms (else -EINVAL, nothing done).  errs[i]
+ * receives item i's outcome: 0 (a->accepted, decision and target set),
+ * -ESTALE or -ENOENT (as rs_store_admit(); nothing written for it).  The
+ * return is the transaction's: 0, or -EINVAL, -ENOENT (the deciding
+ * gateway has no row), -EIO, -EBUSY, -ENOMEM, and then every errs[i] is
+ * that error and nothing is written.  When no item is written the
+ * transaction is rolled back (as n failed admissions would leave it). */
+int rs_store_admit_batch(struct rs_store *st, struct rs_admit *a, size_t n, int *errs);
+
 /* What-if: decides where member_id would go arriving now through the
  * Service (no stay, landing anywhere but at a reservation of its own),
  * exactly as rs_store_admit() would over the same
@@ -217,20 +257,16 @@ struct rs_store_steer {
  * Returns 0, -EINVAL, -ENOENT (no live gateway), -EIO, -EBUSY. */
 int rs_store_steer(struct rs_store *st, const char *member_id, int64_t now_ms, struct rs_store_steer *out);
 
-/* A session a gateway holds, for rs_store_heartbeat(). */
-struct rs_session_ref {
-	const char *member_id;
-	uint64_t epoch;
-	uint32_t sandboxes;
-	bool superseded; /* out: its row moved on (newer epoch, another gateway, gone) */
-};
+/* Refreshes gateway_id's heartbeat: one write, whatever the number of its
+ * sessions (they live with it).  Returns 0, -ENOENT (gateway row gone:
+ * register again; its sessions went with it), -EINVAL, -EIO, -EBUSY. */
+int rs_store_heartbeat(struct rs_store *st, const char *gateway_id, int64_t now_ms);
 
-/* Refreshes gateway_id's heartbeat and, in the same transaction, each of
- * its n sessions whose row is still (gateway_id, epoch): heartbeat now and
- * the given sandboxes.  The others are marked superseded for the caller to
- * close.  Returns 0, -ENOENT (gateway row gone), -EIO, -EBUSY. */
-int rs_store_heartbeat(struct rs_store *st, const char *gateway_id, int64_t now_ms, struct rs_session_ref *refs,
-		       size_t n);
+/* Returns how many statements st has run through its backend since it was
+ * opened: every statement, plus one per transaction begun and one per
+ * commit (rollbacks not counted; PostgreSQL's write begin, one round trip,
+ * counts one).  What a test or a benchmark measures work per event by. */
+uint64_t rs_store_statements(const struct rs_store *st);
 
 /* A session a gateway accepted while the store was unavailable (degraded),
  * for rs_store_session_claim() once the store answers again. */
@@ -246,7 +282,7 @@ struct rs_session_claim {
 
 /* Records a degraded session: in one write transaction, refreshes
  * gateway_id's heartbeat and makes the member's row active there with this
- * epoch (heartbeat now) unless the row holds a newer epoch, or this epoch at
+ * epoch (attached now) unless the row holds a newer epoch, or this epoch at
  * another gateway.  Returns 0, -ESTALE (superseded: nothing written),
  * -ENOENT (gateway_id has no row: nothing written), -EINVAL, -EIO, -EBUSY. */
 int rs_store_session_claim(struct rs_store *st, const struct rs_session_claim *c);

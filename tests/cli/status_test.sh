@@ -44,12 +44,16 @@ fill() {
 	shift
 	for spec in "$@"; do
 		IFS=: read -r id state hb count <<<"$spec"
-		printf "INSERT INTO gateways VALUES ('%s', '10.0.0.1:7443', %d, %s);\n" "$id" "$state" "$hb"
+		printf "INSERT INTO gateways (id, peer, state, heartbeat_ms) VALUES ('%s', '10.0.0.1:7443', %d, %s);\n" \
+			"$id" "$state" "$hb"
 		for ((k = 1; k <= count; k++)); do
 			printf "INSERT INTO sessions VALUES ('m-%s-%d', 'i', 1, '%s', %d, '', %s, %s, %d);\n" \
 				"$id" "$k" "$id" "$k" "$live" "$live" $((k % 3 ? 1 : 0))
 		done
 	done | sqlite3 "$db"
+	# What the gateways keep with every session write (schema version 2).
+	sqlite3 "$db" "UPDATE gateways SET attached = (SELECT COUNT(*) FROM sessions s
+		WHERE s.gateway_id = gateways.id AND s.state = 1)"
 }
 
 footer() { tail -n 1; }

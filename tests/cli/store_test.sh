@@ -45,22 +45,24 @@ out=$("$ctl" gateways --store "$url") || bad "gateways on an empty store failed"
 expect_eq "empty table" "ID  PEER  STATE  LIVE  SUPERVISORS  HEARTBEAT-AGE-MS" "$out"
 expect_eq "empty json" "0" "$("$ctl" gateways --store "$url" --json | jq length)"
 expect_eq "empty sessions json" "0" "$("$ctl" sessions --store "$url" --json | jq length)"
-expect_eq "schema version" "1" "$(sqlite3 "$db" 'SELECT version FROM schema_version')"
+expect_eq "schema version" "2" "$(sqlite3 "$db" 'SELECT version FROM schema_version')"
 
 # The fleet: gw-a serving, gw-b draining, gw-c dead (heartbeat a minute old;
 # the CLI's TTL is the default 15 s).
 now=$(date +%s%3N)
 old=$((now - 60000))
 sqlite3 "$db" <<EOF
-INSERT INTO gateways VALUES ('gw-a', '10.0.0.1:7443', 0, $now);
-INSERT INTO gateways VALUES ('gw-b', '10.0.0.2:7443', 1, $now);
-INSERT INTO gateways VALUES ('gw-c', '10.0.0.3:7443', 0, $old);
+INSERT INTO gateways (id, peer, state, heartbeat_ms) VALUES ('gw-a', '10.0.0.1:7443', 0, $now);
+INSERT INTO gateways (id, peer, state, heartbeat_ms) VALUES ('gw-b', '10.0.0.2:7443', 1, $now);
+INSERT INTO gateways (id, peer, state, heartbeat_ms) VALUES ('gw-c', '10.0.0.3:7443', 0, $old);
 INSERT INTO sessions VALUES ('m1', 'i-1', 7, 'gw-a', 3, '10.1.0.1:40001', $now, $((now + 15000)), 1);
 INSERT INTO sessions VALUES ('m2', 'i-2', 2, 'gw-a', 0, '', $now, $((now + 5000)), 0);
 INSERT INTO sessions VALUES ('m3', 'i-3', 1, 'gw-b', 12, '10.1.0.3:40003', $now, $((now + 15000)), 1);
 INSERT INTO sessions VALUES ('m4', 'i-4', 4, 'gw-a', 1, '10.1.0.4:40004', $old, $((old + 15000)), 1);
 INSERT INTO sessions VALUES ('m5', 'i-5', 5, 'gw-c', 2, '10.1.0.5:40005', $now, $((now + 15000)), 1);
 INSERT INTO sessions VALUES ('m6', 'i-6', 9223372036854775807, 'gw-b', 0, '', $old, $((old + 5000)), 0);
+-- What the gateways keep with every session write (schema version 2).
+UPDATE gateways SET attached = (SELECT COUNT(*) FROM sessions s WHERE s.gateway_id = gateways.id AND s.state = 1);
 EOF
 
 # Every line of a table starts its columns at the same offsets (a column
@@ -76,21 +78,21 @@ out=$("$ctl" gateways --store "$url")
 expect_eq "gateways rc" 0 $?
 expect_eq "gateways lines" 3 "$(printf '%s\n' "$out" | wc -l)"
 expect_eq "gateways header" "ID PEER STATE LIVE SUPERVISORS HEARTBEAT-AGE-MS" "$(printf '%s\n' "$out" | head -1 | tr -s ' ')"
-expect_eq "gateways rows" "gw-a 10.0.0.1:7443 serving yes 2|gw-b 10.0.0.2:7443 draining yes 1" \
+expect_eq "gateways rows" "gw-a 10.0.0.1:7443 serving yes 3|gw-b 10.0.0.2:7443 draining yes 1" \
 	"$(printf '%s\n' "$out" | awk 'NR > 1 { print $1, $2, $3, $4, $5 }' | paste -sd'|' -)"
 expect_eq "gateways aligned" 1 "$(printf '%s\n' "$out" | aligned)"
 age=$(printf '%s\n' "$out" | awk 'NR == 2 { print $6 }')
 if [ "$age" -ge 0 ] && [ "$age" -lt 60000 ]; then ok; else bad "heartbeat age [$age]"; fi
 
 out=$("$ctl" gateways --store "$url" --all)
-expect_eq "gateways --all rows" "gw-a yes 2|gw-b yes 1|gw-c no 0" \
+expect_eq "gateways --all rows" "gw-a yes 3|gw-b yes 1|gw-c no 0" \
 	"$(printf '%s\n' "$out" | awk 'NR > 1 { print $1, $4, $5 }' | paste -sd'|' -)"
 expect_eq "gateways --all aligned" 1 "$(printf '%s\n' "$out" | aligned)"
 
 json=$("$ctl" gateways --store "$url" --json --all)
 expect_json_valid "gateways json valid" "$json"
 expect_eq "gateways json" \
-	'[{"id":"gw-a","peer":"10.0.0.1:7443","state":"serving","live":true,"supervisors":2},{"id":"gw-b","peer":"10.0.0.2:7443","state":"draining","live":true,"supervisors":1},{"id":"gw-c","peer":"10.0.0.3:7443","state":"serving","live":false,"supervisors":0}]' \
+	'[{"id":"gw-a","peer":"10.0.0.1:7443","state":"serving","live":true,"supervisors":3},{"id":"gw-b","peer":"10.0.0.2:7443","state":"draining","live":true,"supervisors":1},{"id":"gw-c","peer":"10.0.0.3:7443","state":"serving","live":false,"supervisors":0}]' \
 	"$(printf '%s' "$json" | jq -c 'map(del(.heartbeat_ms))')"
 expect_eq "gateways json heartbeat" "$now $now $old" "$(printf '%s' "$json" | jq -r 'map(.heartbeat_ms) | join(" ")')"
 expect_eq "gateways json keys" "heartbeat_ms,id,live,peer,state,supervisors" \
@@ -98,21 +100,22 @@ expect_eq "gateways json keys" "heartbeat_ms,id,live,peer,state,supervisors" \
 expect_eq "gateways json live only" "gw-a,gw-b" \
 	"$("$ctl" gateways --store "$url" --json | jq -r 'map(.id) | join(",")')"
 
-# sessions: live ones (m4's heartbeat is old, m5's gateway is dead, m6's
-# reservation has lapsed), sorted by gateway then member.
+# sessions: live ones (m4, attached a minute ago, lives with gw-a's row;
+# m5's gateway is dead, m6's reservation has lapsed), sorted by gateway
+# then member.
 out=$("$ctl" sessions --store "$url")
 expect_eq "sessions rc" 0 $?
 expect_eq "sessions header" "MEMBER GATEWAY STATE EPOCH SANDBOXES SOURCE AGE-MS" "$(printf '%s\n' "$out" | head -1 | tr -s ' ')"
-expect_eq "sessions rows" "m1 gw-a active 7 3 10.1.0.1:40001|m2 gw-a pending 2 0 -|m3 gw-b active 1 12 10.1.0.3:40003" \
+expect_eq "sessions rows" "m1 gw-a active 7 3 10.1.0.1:40001|m2 gw-a pending 2 0 -|m4 gw-a active 4 1 10.1.0.4:40004|m3 gw-b active 1 12 10.1.0.3:40003" \
 	"$(printf '%s\n' "$out" | awk 'NR > 1 { print $1, $2, $3, $4, $5, $6 }' | paste -sd'|' -)"
 expect_eq "sessions aligned" 1 "$(printf '%s\n' "$out" | aligned)"
 
 out=$("$ctl" sessions --store "$url" --all)
 expect_eq "sessions --all rows" \
-	"m1 gw-a active|m2 gw-a pending|m4 gw-a active(dead)|m3 gw-b active|m6 gw-b pending(dead)|m5 gw-c active(dead)" \
+	"m1 gw-a active|m2 gw-a pending|m4 gw-a active|m3 gw-b active|m6 gw-b pending(dead)|m5 gw-c active(dead)" \
 	"$(printf '%s\n' "$out" | awk 'NR > 1 { print $1, $2, $3 }' | paste -sd'|' -)"
 expect_eq "sessions --all aligned" 1 "$(printf '%s\n' "$out" | aligned)"
-expect_eq "sessions --gateway" "m1|m2" \
+expect_eq "sessions --gateway" "m1|m2|m4" \
 	"$("$ctl" sessions --store "$url" --gateway gw-a | awk 'NR > 1 { print $1 }' | paste -sd'|' -)"
 expect_eq "sessions --gateway --all" "m1|m2|m4" \
 	"$("$ctl" sessions --store "$url" --gateway gw-a --all | awk 'NR > 1 { print $1 }' | paste -sd'|' -)"
@@ -123,7 +126,7 @@ expect_json_valid "sessions json valid" "$json"
 expect_eq "sessions json m1" \
 	"{\"member_id\":\"m1\",\"instance_id\":\"i-1\",\"epoch\":7,\"gateway_id\":\"gw-a\",\"sandboxes\":3,\"source\":\"10.1.0.1:40001\",\"state\":\"active\",\"live\":true,\"heartbeat_ms\":$now,\"expires_ms\":$((now + 15000))}" \
 	"$(printf '%s' "$json" | jq -c '.[0]')"
-expect_eq "sessions json live" "m1:true m2:true m4:false m3:true m6:false m5:false" \
+expect_eq "sessions json live" "m1:true m2:true m4:true m3:true m6:false m5:false" \
 	"$(printf '%s' "$json" | jq -r 'map("\(.member_id):\(.live)") | join(" ")')"
 expect_eq "sessions json states" "active pending active active pending active" \
 	"$(printf '%s' "$json" | jq -r 'map(.state) | join(" ")')"
@@ -139,7 +142,7 @@ out=$("$ctl" drain gw-a --store "$url")
 expect_eq "drain rc" 0 $?
 expect_eq "drain output" "drain requested: gw-a" "$out"
 json=$("$ctl" gateways --store "$url" --json --all)
-expect_eq "drain state" "gw-a:draining:true:2:$now gw-b:draining:true:1:$now gw-c:serving:false:0:$old" \
+expect_eq "drain state" "gw-a:draining:true:3:$now gw-b:draining:true:1:$now gw-c:serving:false:0:$old" \
 	"$(printf '%s' "$json" | jq -r 'map("\(.id):\(.state):\(.live):\(.supervisors):\(.heartbeat_ms)") | join(" ")')"
 expect_eq "drain state in the table" "draining" \
 	"$("$ctl" gateways --store "$url" | awk '$1 == "gw-a" { print $3 }')"
@@ -163,8 +166,8 @@ sqlite3 "$db" "UPDATE gateways SET state = 0 WHERE id IN ('gw-a', 'gw-c')"
 
 # Odd bytes in ids: valid JSON whatever they are; the table shows control
 # bytes as '?'.  (The protocol never lets such ids in; a hand might.)
-sqlite3 "$db" "INSERT INTO gateways VALUES ('q\"b' || char(92) || char(9) || 'é' || char(10) || 'z', 'esc:1', 0, $now);
-	INSERT INTO gateways VALUES (CAST(x'67ff' AS TEXT), 'bad:1', 0, $now);"
+sqlite3 "$db" "INSERT INTO gateways (id, peer, state, heartbeat_ms) VALUES ('q\"b' || char(92) || char(9) || 'é' || char(10) || 'z', 'esc:1', 0, $now);
+	INSERT INTO gateways (id, peer, state, heartbeat_ms) VALUES (CAST(x'67ff' AS TEXT), 'bad:1', 0, $now);"
 json=$("$ctl" gateways --store "$url" --json)
 expect_json_valid "escaped json valid" "$json"
 expect_eq "escaped id round trip" "$(printf 'q"b\\\té\nz')" \

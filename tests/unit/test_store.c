@@ -188,7 +188,9 @@ static void raw_sql(const struct fixture *f, const char *sql)
 	sqlite3_close(db);
 }
 
-/* Returns the rows of schema_version holding version 1, failing on others. */
+#define SCHEMA_VERSION 2 /* RS_STORE_SCHEMA_VERSION (user/store/backend.h) */
+
+/* Returns the rows of schema_version holding SCHEMA_VERSION, failing on others. */
 static int version_rows(const struct fixture *f)
 {
 	sqlite3 *db = NULL;
@@ -197,7 +199,7 @@ static int version_rows(const struct fixture *f)
 
 	if (f->env->pg) {
 		PGconn *c = pg_connect_raw(f->url);
-		int64_t other = pg_int(c, "SELECT COUNT(*) FROM schema_version WHERE version <> 1");
+		int64_t other = pg_int(c, "SELECT COUNT(*) FROM schema_version WHERE version <> 2");
 
 		assert_int_equal(other, 0);
 		n = (int)pg_int(c, "SELECT COUNT(*) FROM schema_version");
@@ -207,7 +209,7 @@ static int version_rows(const struct fixture *f)
 	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
 	assert_int_equal(sqlite3_prepare_v2(db, "SELECT version FROM schema_version", -1, &s, NULL), SQLITE_OK);
 	while (sqlite3_step(s) == SQLITE_ROW) {
-		assert_int_equal(sqlite3_column_int64(s, 0), 1);
+		assert_int_equal(sqlite3_column_int64(s, 0), SCHEMA_VERSION);
 		n++;
 	}
 	sqlite3_finalize(s);
@@ -297,7 +299,7 @@ static int oracle(struct rs_store *st, const struct rs_admit *a, struct rs_decis
 	struct rs_arrival arr = { .member_id = a->member_id, .stay = a->stay, .stale = -1 };
 	int err;
 
-	assert_int_equal(rs_store_heartbeat(st, a->gateway_id, a->now_ms, NULL, 0), 0);
+	assert_int_equal(rs_store_heartbeat(st, a->gateway_id, a->now_ms), 0);
 	assert_int_equal(rs_store_list_gateways(st, a->now_ms, true, &gws, &n_all), 0);
 	free(gws);
 	assert_int_equal(rs_store_list_gateways(st, a->now_ms, false, &gws, &n_gws), 0);
@@ -466,7 +468,7 @@ static void test_schema_and_reopen(void **state)
 	register_gw(st, "gw-a", RS_GATEWAY_SERVING, T0);
 	rs_store_close(st);
 
-	/* One version row, 1; SQLite: WAL journal; PostgreSQL: the triggers. */
+	/* One version row, SCHEMA_VERSION; SQLite: WAL journal; PostgreSQL: the triggers. */
 	assert_int_equal(version_rows(f), 1);
 	if (f->env->pg) {
 		PGconn *c = pg_connect_raw(f->url);
@@ -493,12 +495,12 @@ static void test_schema_and_reopen(void **state)
 
 	/* A store written by a newer schema version is refused, read-only too,
 	 * and left as it is; a damaged version table is an I/O error. */
-	raw_sql(f, "UPDATE schema_version SET version = 2");
+	raw_sql(f, "UPDATE schema_version SET version = 3");
 	st = (struct rs_store *)&st;
 	assert_int_equal(rs_store_open(f->url, NULL, &st), -EPROTO);
 	assert_null(st);
 	assert_int_equal(rs_store_open(f->url, &(struct rs_store_options){ .read_only = true }, &st), -EPROTO);
-	raw_sql(f, "UPDATE schema_version SET version = 1; INSERT INTO schema_version (version) VALUES (1)");
+	raw_sql(f, "UPDATE schema_version SET version = 2; INSERT INTO schema_version (version) VALUES (2)");
 	assert_int_equal(rs_store_open(f->url, NULL, &st), -EIO);
 	raw_sql(f, "DELETE FROM schema_version; INSERT INTO schema_version (version) VALUES (0)");
 	assert_int_equal(rs_store_open(f->url, NULL, &st), -EIO);
@@ -618,15 +620,21 @@ static void test_ttl_expiry(void **state)
 	assert_true(session_of(st, "m-1", T0 + TTL + 1, &row));
 	assert_false(row.live);
 
-	/* A session whose own heartbeat is fresh still dies with its gateway. */
-	assert_int_equal(rs_store_heartbeat(st, "gw-a", T0 + TTL, &(struct rs_session_ref){ "m-1", 1, 2, false }, 1),
-			 0);
+	/* An active session lives exactly as long as its gateway's row: its
+	 * own heartbeat_ms (attached at) and expires_ms say nothing. */
+	assert_int_equal(rs_store_heartbeat(st, "gw-a", T0 + 2 * TTL), 0);
+	assert_true(session_of(st, "m-1", T0 + 3 * TTL, &row));
+	assert_true(row.live);
+	assert_int_equal(row.heartbeat_ms, T0);
+	assert_int_equal(load_of(st, "gw-a", T0 + 3 * TTL), 1);
+	assert_true(session_of(st, "m-1", T0 + 3 * TTL + 1, &row));
+	assert_false(row.live);
+	/* Registering again (the same process) keeps it. */
 	assert_int_equal(rs_store_gateway_register(st, "gw-a", "x:1", RS_GATEWAY_SERVING, T0 + 1000), 0);
 	assert_true(session_of(st, "m-1", T0 + TTL + 1001, &row));
 	assert_false(row.live);
 	assert_true(session_of(st, "m-1", T0 + 1000 + TTL, &row));
 	assert_true(row.live);
-	assert_int_equal(row.sandboxes, 2);
 	rs_store_close(st);
 }
 
@@ -686,7 +694,7 @@ static void test_admit_matches_rule(void **state)
 			register_gw(st, gws[g], test_rng_below(&rng, 3) == 0 ? RS_GATEWAY_DRAINING : RS_GATEWAY_SERVING,
 				    now);
 		} else if (r < 85) {
-			assert_int_equal(rs_store_heartbeat(st, gws[g], now, NULL, 0), 0);
+			assert_int_equal(rs_store_heartbeat(st, gws[g], now), 0);
 		} else {
 			now += (int64_t)test_rng_below(&rng, 4000);
 		}
@@ -737,7 +745,7 @@ static void test_whatif_matches_admit(void **state)
 
 			snprintf(member, sizeof(member), "member-%zu", m);
 			/* The admission's first step, so both see the same snapshot. */
-			assert_int_equal(rs_store_heartbeat(st, gws[g], now, NULL, 0), 0);
+			assert_int_equal(rs_store_heartbeat(st, gws[g], now), 0);
 			had = session_of(st, member, now, &before);
 			stale += had && before.live;
 			want = rs_store_whatif(test_rng_below(&rng, 2) ? ro : st, member, now, &d, target);
@@ -770,7 +778,7 @@ static void test_whatif_matches_admit(void **state)
 			register_gw(st, gws[g], test_rng_below(&rng, 3) == 0 ? RS_GATEWAY_DRAINING : RS_GATEWAY_SERVING,
 				    now);
 		} else if (r < 88) {
-			assert_int_equal(rs_store_heartbeat(st, gws[g], now, NULL, 0), 0);
+			assert_int_equal(rs_store_heartbeat(st, gws[g], now), 0);
 		} else {
 			now += (int64_t)test_rng_below(&rng, 6000);
 		}
@@ -919,7 +927,7 @@ static void test_reservation(void **state)
 	assert_int_equal(load_of(st, "gw-b", T0 + 20), 2);
 
 	/* The reservation lapses at its end: still counted at expires, not after. */
-	assert_int_equal(rs_store_heartbeat(st, "gw-b", T0 + 10 + RESERVATION, NULL, 0), 0);
+	assert_int_equal(rs_store_heartbeat(st, "gw-b", T0 + 10 + RESERVATION), 0);
 	assert_int_equal(load_of(st, "gw-b", T0 + 10 + RESERVATION), 2);
 	assert_int_equal(load_of(st, "gw-b", T0 + 10 + RESERVATION + 1), 1);
 	assert_true(session_of(st, first, T0 + 10 + RESERVATION + 1, &row));
@@ -1050,9 +1058,7 @@ static void test_stale_record_excluded(void **state)
 	assert_int_equal(load_of(st, "gw-b", T0 + 100), 1);
 
 	/* Once its old row is dead it is no stale record: a fresh arrival. */
-	assert_int_equal(rs_store_heartbeat(st, "gw-b", T0 + 100 + TTL + 1, &(struct rs_session_ref){ "other", 1, 1, false },
-					    1),
-			 0);
+	assert_int_equal(rs_store_heartbeat(st, "gw-b", T0 + 100 + TTL + 1), 0);
 	a = arrival("gw-b", member, 3, false, T0 + 100 + TTL + 1);
 	assert_int_equal(admit_checked(st, &a), 0);
 	rs_store_close(st);
@@ -1208,12 +1214,15 @@ static void test_epochs(void **state)
 	rs_store_close(st);
 }
 
+/* A heartbeat is one write, whatever the gateway's sessions: they live
+ * with its row, counted while it heartbeats and not once it lapses. */
 static void test_heartbeat(void **state)
 {
 	struct fixture *f = *state;
 	struct rs_store *st = open_store_ab(f);
 	struct rs_session_row row;
 	struct rs_admit a;
+	uint64_t before;
 
 	a = arrival("gw-a", "m", 1, true, T0);
 	assert_int_equal(rs_store_admit(st, &a), 0);
@@ -1223,38 +1232,39 @@ static void test_heartbeat(void **state)
 	a = arrival("gw-b", "m", 2, true, T0 + 100);
 	assert_int_equal(rs_store_admit(st, &a), 0);
 	assert_true(a.accepted);
+	assert_int_equal(load_of(st, "gw-a", T0 + 100), 1);
 
-	struct rs_session_ref refs[] = {
-		{ .member_id = "m", .epoch = 1, .sandboxes = 9 },
-		{ .member_id = "n", .epoch = 1, .sandboxes = 7 },
-		{ .member_id = "gone", .epoch = 1, .sandboxes = 1 },
-	};
-
-	assert_int_equal(rs_store_heartbeat(st, "gw-a", T0 + 1000, refs, 3), 0);
-	assert_true(refs[0].superseded);
-	assert_false(refs[1].superseded);
-	assert_true(refs[2].superseded);
-	assert_true(session_of(st, "n", T0 + 1000, &row));
-	assert_int_equal(row.sandboxes, 7);
-	assert_int_equal(row.heartbeat_ms, T0 + 1000);
-	assert_int_equal(row.expires_ms, T0 + 1000 + TTL);
-	assert_int_equal(row.state, RS_SESSION_ACTIVE);
-	assert_true(session_of(st, "m", T0 + 1000, &row));
-	assert_int_equal(row.epoch, 2);
-	assert_string_equal(row.gateway_id, "gw-b");
+	/* gw-a heartbeats for three TTLs; n's row is never written again. */
+	for (int64_t t = T0 + 1000; t <= T0 + 3 * TTL; t += TTL / 3) {
+		before = rs_store_statements(st);
+		assert_int_equal(rs_store_heartbeat(st, "gw-a", t), 0);
+		assert_int_equal(rs_store_statements(st) - before, 3); /* begin, touch, commit */
+		assert_true(session_of(st, "n", t, &row));
+		assert_true(row.live);
+		assert_int_equal(row.heartbeat_ms, T0);
+		assert_int_equal(load_of(st, "gw-a", t), 1);
+	}
+	assert_true(session_of(st, "n", T0 + 3 * TTL, &row));
 	assert_int_equal(row.sandboxes, 3);
+	assert_int_equal(row.state, RS_SESSION_ACTIVE);
+	/* gw-b stopped heartbeating: m no longer counts, though its row is
+	 * younger than n's. */
+	assert_true(session_of(st, "m", T0 + 3 * TTL, &row));
+	assert_false(row.live);
+	assert_int_equal(load_of(st, "gw-b", T0 + 3 * TTL), 0);
+	/* gw-a lapses: n with it. */
+	int64_t last = T0 + 1000 + 8 * (TTL / 3);
 
-	/* The refresh keeps n alive past its admission's TTL. */
-	assert_true(session_of(st, "n", T0 + 1000 + TTL, &row));
+	assert_true(session_of(st, "n", last + TTL, &row));
 	assert_true(row.live);
+	assert_true(session_of(st, "n", last + TTL + 1, &row));
+	assert_false(row.live);
+	assert_int_equal(load_of(st, "gw-a", last + TTL + 1), 0);
 
-	/* A gateway with no row: -ENOENT, refs untouched by a decision. */
-	refs[1].superseded = true;
-	assert_int_equal(rs_store_heartbeat(st, "gw-x", T0, refs, 3), -ENOENT);
-	assert_false(refs[1].superseded);
-	assert_int_equal(rs_store_heartbeat(st, "gw-a", T0, NULL, 1), -EINVAL);
-	refs[0].epoch = (uint64_t)INT64_MAX + 1;
-	assert_int_equal(rs_store_heartbeat(st, "gw-a", T0, refs, 1), -EINVAL);
+	/* A gateway with no row: -ENOENT; bad arguments. */
+	assert_int_equal(rs_store_heartbeat(st, "gw-x", T0), -ENOENT);
+	assert_int_equal(rs_store_heartbeat(st, "", T0), -EINVAL);
+	assert_int_equal(rs_store_heartbeat(NULL, "gw-a", T0), -EINVAL);
 
 	/* Sandbox counts follow the (gateway, epoch) the row still has. */
 	assert_int_equal(rs_store_session_sandboxes(st, "gw-b", "m", 2, 42), 0);
@@ -1473,7 +1483,7 @@ static void test_handoff_matches_plan(void **state)
 	/* Ask the stopping gateway to drain; snapshot the store as the plan's
 	 * input: ring of live gateways, their loads and states. */
 	assert_int_equal(rs_store_gateway_set_state(st, stopping, RS_GATEWAY_DRAINING), 0);
-	assert_int_equal(rs_store_heartbeat(st, stopping, now, NULL, 0), 0);
+	assert_int_equal(rs_store_heartbeat(st, stopping, now), 0);
 	assert_int_equal(rs_store_list_gateways(st, now, false, &rows, &n_rows), 0);
 	assert_int_equal(n_rows, DRAIN_GWS);
 	assert_int_equal(rs_ring_new(gws, DRAIN_GWS, &ring), 0);
@@ -1681,7 +1691,7 @@ static void test_handoff_nowhere(void **state)
 
 	/* The only serving one is dead. */
 	assert_int_equal(rs_store_gateway_set_state(st, "gw-b", RS_GATEWAY_SERVING), 0);
-	assert_int_equal(rs_store_heartbeat(st, "gw-a", later, &(struct rs_session_ref){ "m", 1, 3, false }, 1), 0);
+	assert_int_equal(rs_store_heartbeat(st, "gw-a", later), 0);
 	a = handoff("gw-a", "m", 1, later);
 	assert_int_equal(rs_store_admit(st, &a), -ENOENT);
 	assert_true(session_of(st, "m", later, &row));
@@ -1689,7 +1699,7 @@ static void test_handoff_nowhere(void **state)
 	assert_true(row.live);
 
 	/* It comes back: the handoff goes there. */
-	assert_int_equal(rs_store_heartbeat(st, "gw-b", later, NULL, 0), 0);
+	assert_int_equal(rs_store_heartbeat(st, "gw-b", later), 0);
 	a = handoff("gw-a", "m", 1, later + 1);
 	assert_int_equal(rs_store_admit(st, &a), 0);
 	assert_false(a.accepted);
@@ -1775,10 +1785,11 @@ static void test_handoff_never_here(void **state)
 	}
 }
 
-/* A row the draining gateway still holds but that no longer counts (its
- * heartbeat lapsed) is no stale record: the member is placed as a plain
- * arrival, reason placed, and reserved at the target all the same. */
-static void test_handoff_uncounted_row(void **state)
+/* A row the draining gateway holds counts as long as that gateway's row
+ * lives, however old the session row (nothing refreshes it): the handoff
+ * takes it as its stale record (reason drain-handoff) and reserves the
+ * member at the target with the row's facts. */
+static void test_handoff_row_lives_with_gateway(void **state)
 {
 	struct fixture *f = *state;
 	struct rs_store *st = open_store_ab(f);
@@ -1792,18 +1803,19 @@ static void test_handoff_uncounted_row(void **state)
 	a = arrival("gw-b", "n", 1, true, T0);
 	assert_int_equal(rs_store_admit(st, &a), 0);
 	assert_int_equal(rs_store_gateway_set_state(st, "gw-a", RS_GATEWAY_DRAINING), 0);
-	/* Both gateways stay alive; only n's session is refreshed. */
-	assert_int_equal(rs_store_heartbeat(st, "gw-a", later, NULL, 0), 0);
-	assert_int_equal(rs_store_heartbeat(st, "gw-b", later, &(struct rs_session_ref){ "n", 1, 1, false }, 1), 0);
-	assert_int_equal(load_of(st, "gw-a", later), 0);
-	assert_int_equal(live_sessions(st, later), 1);
+	/* Both gateways stay alive past the sessions' own TTL: both still
+	 * count (nothing refreshes a session row; it lives with its gateway). */
+	assert_int_equal(rs_store_heartbeat(st, "gw-a", later), 0);
+	assert_int_equal(rs_store_heartbeat(st, "gw-b", later), 0);
+	assert_int_equal(load_of(st, "gw-a", later), 1);
+	assert_int_equal(live_sessions(st, later), 2);
 
 	a = handoff("gw-a", "m", 2, later);
 	assert_int_equal(rs_store_admit(st, &a), 0);
 	assert_false(a.accepted);
 	assert_string_equal(a.target_id, "gw-b");
-	assert_int_equal(a.decision.reason, RS_REASON_PLACED);
-	assert_int_equal(a.decision.cap, 2); /* N = n + m arriving, G = 1 */
+	assert_int_equal(a.decision.reason, RS_REASON_DRAIN_HANDOFF);
+	assert_int_equal(a.decision.cap, 2); /* N = n + m (its row its stale record), G = 1 */
 	assert_true(session_of(st, "m", later, &row));
 	assert_string_equal(row.gateway_id, "gw-b");
 	assert_int_equal(row.state, RS_SESSION_PENDING);
@@ -2382,7 +2394,6 @@ static void test_pg_watch(void **state)
 {
 	struct fixture *f = *state;
 	struct rs_store *writer = open_store_ab(f), *watcher = open_store(f), *ro = NULL;
-	struct rs_session_ref ref = { "m-1", 1, 3, false };
 	struct rs_admit a;
 	int fd;
 
@@ -2397,19 +2408,16 @@ static void test_pg_watch(void **state)
 	assert_int_equal(rs_store_admit(writer, &a), 0);
 	assert_true(wait_notified(watcher, fd) > 0);
 
-	/* Heartbeats, of the gateway and of its session (same sandboxes), and a
-	 * re-registration that changes nothing but the heartbeat: silence. */
-	for (int i = 1; i <= 5; i++) {
-		assert_int_equal(rs_store_heartbeat(writer, "gw-a", T0 + i * 300, &ref, 1), 0);
-		assert_false(ref.superseded);
-	}
+	/* Heartbeats, and a re-registration that changes nothing but the
+	 * heartbeat: silence. */
+	for (int i = 1; i <= 5; i++)
+		assert_int_equal(rs_store_heartbeat(writer, "gw-a", T0 + i * 300), 0);
 	register_gw(writer, "gw-c", RS_GATEWAY_SERVING, T0 + 2000);
 	assert_false(readable(fd, 300));
 	assert_int_equal(rs_store_watch_consume(watcher), 0);
 
 	/* What a pin or a placement reads: sandboxes, state, a departure. */
-	ref.sandboxes = 4;
-	assert_int_equal(rs_store_heartbeat(writer, "gw-a", T0 + 2000, &ref, 1), 0);
+	assert_int_equal(rs_store_session_sandboxes(writer, "gw-a", "m-1", 1, 4), 0);
 	assert_true(wait_notified(watcher, fd) > 0);
 	assert_int_equal(rs_store_gateway_set_state(writer, "gw-b", RS_GATEWAY_DRAINING), 0);
 	assert_true(wait_notified(watcher, fd) > 0);
@@ -2463,7 +2471,7 @@ static void test_pg_watch(void **state)
 	STORE_TEST(test_handoff_stale, env),                        \
 	STORE_TEST(test_handoff_nowhere, env),                      \
 	STORE_TEST(test_handoff_never_here, env),                   \
-	STORE_TEST(test_handoff_uncounted_row, env),                \
+	STORE_TEST(test_handoff_row_lives_with_gateway, env),             \
 	STORE_TEST(test_two_handles, env),                          \
 	STORE_TEST(test_two_processes, env),                        \
 	STORE_TEST(test_busy, env),                                 \

@@ -7,7 +7,7 @@
  * written (a session on a gateway the store does not know would count for
  * nothing; the gateway's heartbeat registers it again first); a busy store
  * is -EBUSY.  A claimed session then behaves like an admitted one: counted
- * as load, refreshed by the heartbeat. */
+ * as load, living with its gateway's row. */
 #include <errno.h>
 #include <ftw.h>
 #include <setjmp.h>
@@ -137,11 +137,17 @@ static void test_claim_empty(void **state)
 	assert_int_equal(rs_store_gateway_get(st, "gw-a", T0 + 100, &gw), 0);
 	assert_int_equal(gw.heartbeat_ms, T0 + 100);
 
-	/* Claimed, it is an ordinary session: the heartbeat refreshes it. */
-	struct rs_session_ref ref = { .member_id = "m", .epoch = 7, .sandboxes = 5 };
-
-	assert_int_equal(rs_store_heartbeat(st, "gw-a", T0 + 1000, &ref, 1), 0);
-	assert_false(ref.superseded);
+	/* Claimed, it is an ordinary session: it lives with gw-a's row, past
+	 * its own TTL while gw-a heartbeats, and its sandboxes follow. */
+	assert_int_equal(rs_store_heartbeat(st, "gw-a", T0 + 1000), 0);
+	assert_int_equal(rs_store_heartbeat(st, "gw-a", T0 + 100 + TTL), 0);
+	assert_true(row_of(st, "m", T0 + 100 + 2 * TTL, &row));
+	assert_true(row.live);
+	assert_int_equal(row.heartbeat_ms, T0 + 100); /* attached at: never refreshed */
+	assert_int_equal(load_of(st, "gw-a", T0 + 100 + 2 * TTL), 1);
+	assert_true(row_of(st, "m", T0 + 100 + 2 * TTL + 1, &row));
+	assert_false(row.live);
+	assert_int_equal(rs_store_session_sandboxes(st, "gw-a", "m", 7, 5), 0);
 	assert_true(row_of(st, "m", T0 + 1000, &row));
 	assert_int_equal(row.sandboxes, 5);
 
@@ -161,7 +167,6 @@ static void test_claim_over_older(void **state)
 			      .stay = true, .sandboxes = 1, .source = "", .now_ms = T0 };
 	struct rs_session_claim c = claim_of("gw-a", "m", 9, T0 + 500);
 	struct rs_session_row row;
-	struct rs_session_ref ref = { .member_id = "m", .epoch = 3, .sandboxes = 1 };
 
 	/* m was attached to gw-b at epoch 3 before the store went away. */
 	assert_int_equal(rs_store_admit(st, &a), 0);
@@ -173,9 +178,10 @@ static void test_claim_over_older(void **state)
 	assert_string_equal(row.instance_id, "i-1");
 	assert_int_equal(load_of(st, "gw-a", T0 + 500), 1);
 	assert_int_equal(load_of(st, "gw-b", T0 + 500), 0);
-	/* gw-b's old connection learns it from its heartbeat. */
-	assert_int_equal(rs_store_heartbeat(st, "gw-b", T0 + 600, &ref, 1), 0);
-	assert_true(ref.superseded);
+	/* gw-b's old connection finds its row moved on (its next write). */
+	assert_int_equal(rs_store_session_sandboxes(st, "gw-b", "m", 3, 2), -ESTALE);
+	assert_int_equal(rs_store_heartbeat(st, "gw-b", T0 + 600), 0);
+	assert_int_equal(load_of(st, "gw-b", T0 + 600), 0);
 
 	/* Over an older pending reservation too. */
 	a = (struct rs_admit){ .gateway_id = "gw-a", .member_id = "r", .epoch = 1, .now_ms = T0 };

@@ -36,7 +36,7 @@ static int heartbeat_run(struct rs_store *st, struct gw_call *call)
 	struct rs_gateway_row row;
 	int err;
 
-	err = rs_store_heartbeat(st, cfg->id, gw_now_ms(), NULL, 0); /* BATCH-MERGE */
+	err = rs_store_heartbeat(st, cfg->id, gw_now_ms());
 	if (err == -ENOENT) {
 		/* Our row is gone (removed, or expired and swept): register
 		 * again, still draining if we are. */

@@ -60,9 +60,7 @@ static void admit_run(struct rs_store *st, void *const *args, int *errs, size_t 
 		a[i] = ((struct gw_admit_job *)args[i])->a;
 		a[i].now_ms = now;
 	}
-	err = 0; /* BATCH-MERGE: rs_store_admit_batch(st, a, n, errs) */
-	for (size_t i = 0; i < n; i++)
-		errs[i] = rs_store_admit(st, &a[i]);
+	err = rs_store_admit_batch(st, a, n, errs);
 	for (size_t i = 0; i < n; i++) {
 		struct gw_admit_job *job = args[i];
 

@@ -26,8 +26,13 @@
  *   length, and the caller checks), SQL NULL as RS_DB_NULL; anything else
  *   (a real, a blob) is passed as RS_DB_OTHER for the caller to refuse.
  * - Errors are negative errno: -EBUSY (lock not had within the timeout),
- *   -ENOMEM, -EIO (anything else; the backend may log nothing: the caller
- *   decides).  A non-zero return from on_row stops the statement and is
+ *   -ETIMEDOUT (a server that did not answer a round trip within the busy
+ *   timeout - twice it for a write begin, whose lock wait alone may take
+ *   the busy timeout: the backend dropped the connection, cancelling what
+ *   it ran where it can without waiting, and the next begin() connects
+ *   again), -ENOMEM, -EIO (anything else; the backend may log nothing: the
+ *   caller decides).  No call waits on the server longer than that: a
+ *   stopped server costs the caller the busy timeout, not forever.  A non-zero return from on_row stops the statement and is
  *   returned as is.
  * - A lost connection (server restarted, backend killed, network gone) is
  *   -EIO for the call that finds it, and the next begin() reconnects (and
@@ -68,6 +73,10 @@ enum rs_stmt {
 	RS_STMT_CREATE_GATEWAYS,
 	RS_STMT_CREATE_SESSIONS,
 	RS_STMT_CREATE_SESSIONS_LOAD,
+	RS_STMT_GATEWAYS_ATTACHED_COLUMN,
+	RS_STMT_ADD_GATEWAYS_ATTACHED,
+	RS_STMT_FILL_GATEWAYS_ATTACHED,
+	RS_STMT_CREATE_SESSIONS_PENDING,
 	RS_STMT_VERSION_SELECT,
 	RS_STMT_VERSION_INSERT,
 	RS_STMT_VERSION_UPDATE,
@@ -77,18 +86,20 @@ enum rs_stmt {
 	RS_STMT_CREATE_SESSIONS_NOTIFY,
 	RS_STMT_CREATE_SESSIONS_NOTIFY_UPDATE,
 	RS_STMT_GATEWAY_UPSERT,
+	RS_STMT_GATEWAY_START,
 	RS_STMT_GATEWAY_TOUCH,
+	RS_STMT_GATEWAY_ATTACHED_ADD,
 	RS_STMT_GATEWAY_SET_STATE,
 	RS_STMT_GATEWAY_DELETE,
 	RS_STMT_GATEWAY_SESSIONS_DELETE,
+	RS_STMT_GATEWAY_ACTIVE_DELETE,
 	RS_STMT_GATEWAYS_ALL,
 	RS_STMT_GATEWAYS_LIVE,
 	RS_STMT_GATEWAY_GET,
-	RS_STMT_LIVE_LOADS,
-	RS_STMT_GATEWAY_LOAD,
+	RS_STMT_PENDING_LOADS,
+	RS_STMT_GATEWAY_PENDING_LOAD,
 	RS_STMT_SESSION_GET,
 	RS_STMT_SESSION_UPSERT,
-	RS_STMT_SESSION_REFRESH,
 	RS_STMT_SESSION_SANDBOXES,
 	RS_STMT_SESSION_DELETE,
 	RS_STMT_SESSIONS_ALL,
@@ -106,6 +117,9 @@ struct rs_stmt_def {
 	unsigned n_cols;     /* result columns (0: no rows) */
 	bool notify;         /* change notification (PostgreSQL's dialect): run
 			      * only by a backend with a watch hook */
+	const char *sqlite_sql; /* SQLite's own spelling, for the rare statement
+				 * with no portable one (a catalog read); NULL:
+				 * sql.  The SQLite backend runs it instead. */
 };
 
 /* Indexed by enum rs_stmt (store_sql.c). */
@@ -113,7 +127,7 @@ extern const struct rs_stmt_def rs_store_stmts[RS_STMT_COUNT];
 
 /* The schema version this code reads and writes (store.c migrates older
  * stores up to it and refuses newer ones). */
-#define RS_STORE_SCHEMA_VERSION 1
+#define RS_STORE_SCHEMA_VERSION 2
 
 enum rs_txn {
 	RS_TXN_READ,

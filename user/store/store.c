@@ -2,9 +2,10 @@
  * the backend interface (backend.h): URL dispatch to a backend, options
  * and their defaults, the schema (created or migrated, versioned), the
  * watch for changes,
- * gateway registration, state and removal, heartbeats, session updates,
- * and the listings (one gateway's row among them).  The placement
- * transaction is in store_admit.c.
+ * gateway registration, start, state and removal, heartbeats, session
+ * updates, and the listings (one gateway's row among them).  The placement
+ * transaction is in store_admit.c.  Every statement goes through
+ * rs_store_exec(), which counts it (rs_store_statements()).
  *
  * Guarantees: every operation that writes runs in one write transaction
  * (serialized across every handle on the store, see backend.h), so it is
@@ -18,6 +19,7 @@
 
 #include "ringsteer/proto.h"
 #include "store_internal.h"
+#include "store_snapshot.h"
 
 /* URL scheme -> backend (libpq takes both spellings of PostgreSQL's). */
 static const struct {
@@ -53,10 +55,24 @@ bool rs_store_text_ok(const char *s, size_t max)
 	return s && strnlen(s, max + 1) <= max;
 }
 
+int rs_store_exec(struct rs_store *st, enum rs_stmt stmt, const struct rs_db_value *params, rs_db_row_fn on_row,
+		  void *ctx, uint64_t *changes)
+{
+	st->statements++;
+	return st->be->exec(st->db, stmt, params, on_row, ctx, changes);
+}
+
+uint64_t rs_store_statements(const struct rs_store *st)
+{
+	return st ? st->statements : 0;
+}
+
 int rs_store_txn(struct rs_store *st, enum rs_txn kind, int (*body)(struct rs_store *st, void *arg), void *arg)
 {
-	int err = st->be->begin(st->db, kind);
+	int err;
 
+	st->statements++;
+	err = st->be->begin(st->db, kind);
 	if (err)
 		return err;
 	err = body(st, arg);
@@ -64,7 +80,34 @@ int rs_store_txn(struct rs_store *st, enum rs_txn kind, int (*body)(struct rs_st
 		st->be->rollback(st->db);
 		return err;
 	}
+	st->statements++;
 	return st->be->commit(st->db);
+}
+
+/* Adds delta to gateway id's attached count.  A gateway without a row has
+ * no count to keep (its rows count for nothing, and removing a gateway
+ * deletes its rows). */
+static int attached_add(struct rs_store *st, const char *id, int64_t delta)
+{
+	const struct rs_db_value params[] = { rs_db_text(id), rs_db_int(delta) };
+
+	return rs_store_exec(st, RS_STMT_GATEWAY_ATTACHED_ADD, params, NULL, NULL, NULL);
+}
+
+int rs_store_attached_move(struct rs_store *st, const struct rs_session_row *before,
+			   const struct rs_session_row *after)
+{
+	const char *from = before && before->state == RS_SESSION_ACTIVE ? before->gateway_id : NULL;
+	const char *to = after && after->state == RS_SESSION_ACTIVE ? after->gateway_id : NULL;
+	int err = 0;
+
+	if (from && to && strcmp(from, to) == 0)
+		return 0; /* still attached there */
+	if (from)
+		err = attached_add(st, from, -1);
+	if (!err && to)
+		err = attached_add(st, to, 1);
+	return err;
 }
 
 int rs_store_gateway_touch(struct rs_store *st, const char *gateway_id, int64_t now_ms)
@@ -73,7 +116,7 @@ int rs_store_gateway_touch(struct rs_store *st, const char *gateway_id, int64_t 
 	uint64_t changes = 0;
 	int err;
 
-	err = st->be->exec(st->db, RS_STMT_GATEWAY_TOUCH, params, NULL, NULL, &changes);
+	err = rs_store_exec(st, RS_STMT_GATEWAY_TOUCH, params, NULL, NULL, &changes);
 	if (err)
 		return err;
 	return changes ? 0 : -ENOENT;
@@ -124,12 +167,14 @@ static int on_version(void *ctx, const struct rs_db_value *cols, size_t n)
 	return 0;
 }
 
-/* The migrations: schema_v<N> takes a store from version N - 1 to N, and
- * a fresh store (version 0: no row) runs them all.  Version 1 is the first
- * schema; its CREATEs say IF NOT EXISTS because stores written before
- * versioned migrations have its tables and no triggers to add (SQLite).
- * Each migration is one list of statements; the notify ones run only on a
- * backend that can watch (backend.h). */
+/* The migrations: migrations[N - 1] takes a store from version N - 1 to
+ * N, and a fresh store (version 0: no row) runs them all.  Each is
+ * idempotent, so a store whose version row was lost is completed, never
+ * refused.  Version 1 is the first schema; its CREATEs say IF NOT EXISTS
+ * because stores written before versioned migrations have its tables and
+ * no triggers to add (SQLite); the notify statements run only on a backend
+ * that can watch (backend.h).  Version 2: gateways.attached, filled from
+ * the rows there, and the pending rows' index (store_sql.c). */
 static const enum rs_stmt schema_v1[] = {
 	RS_STMT_CREATE_GATEWAYS,
 	RS_STMT_CREATE_SESSIONS,
@@ -141,27 +186,45 @@ static const enum rs_stmt schema_v1[] = {
 	RS_STMT_CREATE_SESSIONS_NOTIFY_UPDATE,
 };
 
-static const struct {
-	const enum rs_stmt *steps;
-	size_t n;
-} migrations[RS_STORE_SCHEMA_VERSION] = {
-	{ schema_v1, sizeof(schema_v1) / sizeof(schema_v1[0]) },
-};
-
-static int run_migration(struct rs_store *st, size_t i)
+static int migrate_v1(struct rs_store *st)
 {
-	for (size_t k = 0; k < migrations[i].n; k++) {
-		enum rs_stmt stmt = migrations[i].steps[k];
+	for (size_t k = 0; k < sizeof(schema_v1) / sizeof(schema_v1[0]); k++) {
+		enum rs_stmt stmt = schema_v1[k];
 		int err;
 
 		if (rs_store_stmts[stmt].notify && !st->be->watch)
 			continue;
-		err = st->be->exec(st->db, stmt, NULL, NULL, NULL, NULL);
+		err = rs_store_exec(st, stmt, NULL, NULL, NULL, NULL);
 		if (err)
 			return err;
 	}
 	return 0;
 }
+
+static int on_count(void *ctx, const struct rs_db_value *cols, size_t n)
+{
+	return n < 1 ? -EIO : rs_row_int(&cols[0], 0, INT64_MAX, ctx);
+}
+
+static int migrate_v2(struct rs_store *st)
+{
+	int64_t has_column = 0;
+	int err;
+
+	err = rs_store_exec(st, RS_STMT_GATEWAYS_ATTACHED_COLUMN, NULL, on_count, &has_column, NULL);
+	if (!err && !has_column)
+		err = rs_store_exec(st, RS_STMT_ADD_GATEWAYS_ATTACHED, NULL, NULL, NULL, NULL);
+	if (!err)
+		err = rs_store_exec(st, RS_STMT_FILL_GATEWAYS_ATTACHED, NULL, NULL, NULL, NULL);
+	if (!err)
+		err = rs_store_exec(st, RS_STMT_CREATE_SESSIONS_PENDING, NULL, NULL, NULL, NULL);
+	return err;
+}
+
+static int (*const migrations[RS_STORE_SCHEMA_VERSION])(struct rs_store *st) = {
+	migrate_v1,
+	migrate_v2,
+};
 
 /* Brings the schema to RS_STORE_SCHEMA_VERSION inside the open's write
  * transaction: writers are serialized (backend.h), so of many gateways
@@ -176,11 +239,11 @@ static int migrate(struct rs_store *st, void *arg)
 
 	(void)arg;
 	if (!st->opt.read_only) {
-		err = st->be->exec(st->db, RS_STMT_CREATE_VERSION, NULL, NULL, NULL, NULL);
+		err = rs_store_exec(st, RS_STMT_CREATE_VERSION, NULL, NULL, NULL, NULL);
 		if (err)
 			return err;
 	}
-	err = st->be->exec(st->db, RS_STMT_VERSION_SELECT, NULL, on_version, &v, NULL);
+	err = rs_store_exec(st, RS_STMT_VERSION_SELECT, NULL, on_version, &v, NULL);
 	if (err)
 		return err;
 	if (v.rows > 1 || (v.rows == 1 && v.version < 1))
@@ -193,11 +256,11 @@ static int migrate(struct rs_store *st, void *arg)
 	if (st->opt.read_only)
 		return -EIO;
 	for (int64_t i = current; i < RS_STORE_SCHEMA_VERSION; i++) {
-		err = run_migration(st, (size_t)i);
+		err = migrations[i](st);
 		if (err)
 			return err;
 	}
-	return st->be->exec(st->db, v.rows ? RS_STMT_VERSION_UPDATE : RS_STMT_VERSION_INSERT, &version, NULL, NULL,
+	return rs_store_exec(st, v.rows ? RS_STMT_VERSION_UPDATE : RS_STMT_VERSION_INSERT, &version, NULL, NULL,
 			    NULL);
 }
 
@@ -300,7 +363,7 @@ static int gateway_register(struct rs_store *st, void *arg)
 		rs_db_int(w->now_ms),
 	};
 
-	return st->be->exec(st->db, RS_STMT_GATEWAY_UPSERT, params, NULL, NULL, NULL);
+	return rs_store_exec(st, RS_STMT_GATEWAY_UPSERT, params, NULL, NULL, NULL);
 }
 
 int rs_store_gateway_register(struct rs_store *st, const char *id, const char *peer, enum rs_gateway_state state,
@@ -314,6 +377,38 @@ int rs_store_gateway_register(struct rs_store *st, const char *id, const char *p
 	return rs_store_txn(st, RS_TXN_WRITE, gateway_register, &w);
 }
 
+/* A gateway process starting holds no connection: its active rows (of an
+ * earlier process) end now, and its count with them.  Reservations stay:
+ * they end by themselves, and the supervisors they hold may be on their
+ * way here. */
+static int gateway_start(struct rs_store *st, void *arg)
+{
+	const struct gateway_write *w = arg;
+	const struct rs_db_value params[] = {
+		rs_db_text(w->id),
+		rs_db_text(w->peer),
+		rs_db_int(w->state),
+		rs_db_int(w->now_ms),
+	};
+	int err;
+
+	err = rs_store_exec(st, RS_STMT_GATEWAY_START, params, NULL, NULL, NULL);
+	if (err)
+		return err;
+	return rs_store_exec(st, RS_STMT_GATEWAY_ACTIVE_DELETE, params, NULL, NULL, NULL);
+}
+
+int rs_store_gateway_start(struct rs_store *st, const char *id, const char *peer, enum rs_gateway_state state,
+			   int64_t now_ms)
+{
+	struct gateway_write w = { id, peer, state, now_ms };
+
+	if (!st || !rs_store_id_ok(id) || !rs_store_text_ok(peer, RS_ENDPOINT_MAX) ||
+	    (state != RS_GATEWAY_SERVING && state != RS_GATEWAY_DRAINING))
+		return -EINVAL;
+	return rs_store_txn(st, RS_TXN_WRITE, gateway_start, &w);
+}
+
 static int gateway_set_state(struct rs_store *st, void *arg)
 {
 	const struct gateway_write *w = arg;
@@ -321,7 +416,7 @@ static int gateway_set_state(struct rs_store *st, void *arg)
 	uint64_t changes = 0;
 	int err;
 
-	err = st->be->exec(st->db, RS_STMT_GATEWAY_SET_STATE, params, NULL, NULL, &changes);
+	err = rs_store_exec(st, RS_STMT_GATEWAY_SET_STATE, params, NULL, NULL, &changes);
 	if (err)
 		return err;
 	return changes ? 0 : -ENOENT;
@@ -342,12 +437,12 @@ static int gateway_remove(struct rs_store *st, void *arg)
 	uint64_t changes = 0;
 	int err;
 
-	err = st->be->exec(st->db, RS_STMT_GATEWAY_DELETE, &id, NULL, NULL, &changes);
+	err = rs_store_exec(st, RS_STMT_GATEWAY_DELETE, &id, NULL, NULL, &changes);
 	if (err)
 		return err;
 	if (changes == 0)
 		return -ENOENT;
-	return st->be->exec(st->db, RS_STMT_GATEWAY_SESSIONS_DELETE, &id, NULL, NULL, NULL);
+	return rs_store_exec(st, RS_STMT_GATEWAY_SESSIONS_DELETE, &id, NULL, NULL, NULL);
 }
 
 int rs_store_gateway_remove(struct rs_store *st, const char *id)
@@ -378,34 +473,43 @@ static int on_load(void *ctx, const struct rs_db_value *cols, size_t n)
 	    rs_row_int(&cols[1], 0, UINT32_MAX, &count) != 0)
 		return -EIO;
 	row = rs_gateway_list_find(&gl->list, id);
-	if (row && row->live)
-		row->supervisors = (uint32_t)count;
+	if (row && row->live) {
+		if ((uint64_t)row->supervisors + (uint64_t)count > UINT32_MAX)
+			return -EIO;
+		row->supervisors += (uint32_t)count;
+	}
 	return 0;
 }
 
 static int list_gateways(struct rs_store *st, void *arg)
 {
 	struct gateway_listing *gl = arg;
-	const struct rs_db_value params[] = { rs_db_int(gl->live_since), rs_db_int(gl->now_ms),
-					      rs_db_text(gl->id ? gl->id : "") };
+	const struct rs_db_value params[] = { rs_db_int(gl->now_ms), rs_db_text(gl->id ? gl->id : ""),
+					      rs_db_int(gl->live_since) };
 	int err;
 
 	gl->list.n = 0;
 	if (gl->id)
-		err = st->be->exec(st->db, RS_STMT_GATEWAY_GET, &params[2], rs_row_collect_gateway, &gl->list, NULL);
+		err = rs_store_exec(st, RS_STMT_GATEWAY_GET, &params[1], rs_row_collect_gateway, &gl->list, NULL);
 	else if (gl->all)
-		err = st->be->exec(st->db, RS_STMT_GATEWAYS_ALL, NULL, rs_row_collect_gateway, &gl->list, NULL);
+		err = rs_store_exec(st, RS_STMT_GATEWAYS_ALL, NULL, rs_row_collect_gateway, &gl->list, NULL);
 	else
-		err = st->be->exec(st->db, RS_STMT_GATEWAYS_LIVE, params, rs_row_collect_gateway, &gl->list, NULL);
+		err = rs_store_exec(st, RS_STMT_GATEWAYS_LIVE, &params[2], rs_row_collect_gateway, &gl->list, NULL);
 	if (err)
 		return err;
 	rs_gateway_list_sort(&gl->list);
-	for (size_t i = 0; i < gl->list.n; i++)
-		gl->list.rows[i].live = rs_store_gateway_live(gl->list.rows[i].heartbeat_ms, gl->live_since);
-	/* One gateway's count reads only its part of the load index. */
+	/* A live gateway's supervisors: its attached count, then its
+	 * unexpired reservations added (on_load). */
+	for (size_t i = 0; i < gl->list.n; i++) {
+		struct rs_gateway_row *row = &gl->list.rows[i];
+
+		row->live = rs_store_gateway_live(row->heartbeat_ms, gl->live_since);
+		row->supervisors = row->live ? row->attached : 0;
+	}
+	/* One gateway's count reads only its part of the pending index. */
 	if (gl->id)
-		return st->be->exec(st->db, RS_STMT_GATEWAY_LOAD, params, on_load, gl, NULL);
-	return st->be->exec(st->db, RS_STMT_LIVE_LOADS, params, on_load, gl, NULL);
+		return rs_store_exec(st, RS_STMT_GATEWAY_PENDING_LOAD, params, on_load, gl, NULL);
+	return rs_store_exec(st, RS_STMT_PENDING_LOADS, params, on_load, gl, NULL);
 }
 
 int rs_store_list_gateways(struct rs_store *st, int64_t now_ms, bool all, struct rs_gateway_row **rows, size_t *n)
@@ -484,7 +588,7 @@ static int on_session(void *ctx, const struct rs_db_value *cols, size_t n)
 			return -EIO;
 		gateway_live = rs_store_gateway_live(gateway_heartbeat, sl->live_since);
 	}
-	row->live = gateway_live && rs_store_session_counts(row, sl->live_since, sl->now_ms);
+	row->live = gateway_live && rs_store_session_counts(row, sl->now_ms);
 	sl->n++;
 	return 0;
 }
@@ -504,8 +608,8 @@ static int list_sessions(struct rs_store *st, void *arg)
 
 	sl->n = 0;
 	if (sl->all)
-		return st->be->exec(st->db, RS_STMT_SESSIONS_ALL, NULL, on_session, sl, NULL);
-	return st->be->exec(st->db, RS_STMT_SESSIONS_LIVE, params, on_session, sl, NULL);
+		return rs_store_exec(st, RS_STMT_SESSIONS_ALL, NULL, on_session, sl, NULL);
+	return rs_store_exec(st, RS_STMT_SESSIONS_LIVE, params, on_session, sl, NULL);
 }
 
 int rs_store_list_sessions(struct rs_store *st, int64_t now_ms, bool all, struct rs_session_row **rows, size_t *n)
@@ -537,51 +641,22 @@ int rs_store_list_sessions(struct rs_store *st, int64_t now_ms, bool all, struct
 struct heartbeat {
 	const char *gateway_id;
 	int64_t now_ms;
-	struct rs_session_ref *refs;
-	size_t n;
 };
 
 static int heartbeat(struct rs_store *st, void *arg)
 {
-	struct heartbeat *hb = arg;
-	int64_t expires = rs_store_time_add(hb->now_ms, st->opt.ttl_ms);
-	uint64_t changes = 0;
-	int err;
+	const struct heartbeat *hb = arg;
 
-	err = rs_store_gateway_touch(st, hb->gateway_id, hb->now_ms);
-	if (err)
-		return err;
-	for (size_t i = 0; i < hb->n; i++) {
-		struct rs_session_ref *ref = &hb->refs[i];
-		const struct rs_db_value params[] = {
-			rs_db_text(ref->member_id),  rs_db_int((int64_t)ref->epoch), rs_db_text(hb->gateway_id),
-			rs_db_int(hb->now_ms),       rs_db_int(expires),             rs_db_int(ref->sandboxes),
-		};
-
-		err = st->be->exec(st->db, RS_STMT_SESSION_REFRESH, params, NULL, NULL, &changes);
-		if (err)
-			return err;
-		ref->superseded = changes == 0;
-	}
-	return 0;
+	return rs_store_gateway_touch(st, hb->gateway_id, hb->now_ms);
 }
 
-int rs_store_heartbeat(struct rs_store *st, const char *gateway_id, int64_t now_ms, struct rs_session_ref *refs,
-		       size_t n)
+int rs_store_heartbeat(struct rs_store *st, const char *gateway_id, int64_t now_ms)
 {
-	struct heartbeat hb = { gateway_id, now_ms, refs, n };
-	int err;
+	struct heartbeat hb = { gateway_id, now_ms };
 
-	if (!st || !rs_store_id_ok(gateway_id) || (n && !refs))
+	if (!st || !rs_store_id_ok(gateway_id))
 		return -EINVAL;
-	for (size_t i = 0; i < n; i++)
-		if (!rs_store_id_ok(refs[i].member_id) || refs[i].epoch > INT64_MAX)
-			return -EINVAL;
-	err = rs_store_txn(st, RS_TXN_WRITE, heartbeat, &hb);
-	if (err)
-		for (size_t i = 0; i < n; i++)
-			refs[i].superseded = false; /* nothing was decided */
-	return err;
+	return rs_store_txn(st, RS_TXN_WRITE, heartbeat, &hb);
 }
 
 struct session_key {
@@ -603,7 +678,7 @@ static int session_sandboxes(struct rs_store *st, void *arg)
 	uint64_t changes = 0;
 	int err;
 
-	err = st->be->exec(st->db, RS_STMT_SESSION_SANDBOXES, params, NULL, NULL, &changes);
+	err = rs_store_exec(st, RS_STMT_SESSION_SANDBOXES, params, NULL, NULL, &changes);
 	if (err)
 		return err;
 	return changes ? 0 : -ESTALE;
@@ -619,6 +694,7 @@ int rs_store_session_sandboxes(struct rs_store *st, const char *gateway_id, cons
 	return rs_store_txn(st, RS_TXN_WRITE, session_sandboxes, &k);
 }
 
+/* Reads the row first: an active row leaving takes its gateway's count. */
 static int session_end(struct rs_store *st, void *arg)
 {
 	const struct session_key *k = arg;
@@ -627,8 +703,17 @@ static int session_end(struct rs_store *st, void *arg)
 		rs_db_int((int64_t)k->epoch),
 		rs_db_text(k->gateway_id),
 	};
+	struct rs_member_row m;
+	uint64_t changes = 0;
+	int err;
 
-	return st->be->exec(st->db, RS_STMT_SESSION_DELETE, params, NULL, NULL, NULL);
+	err = rs_store_member_row(st, k->member_id, &m);
+	if (err || !m.found || m.row.epoch != k->epoch || strcmp(m.row.gateway_id, k->gateway_id) != 0)
+		return err; /* moved on, or gone: nothing to delete */
+	err = rs_store_exec(st, RS_STMT_SESSION_DELETE, params, NULL, NULL, &changes);
+	if (err || changes != 1)
+		return err ? err : -EIO; /* the row just read must be there */
+	return rs_store_attached_move(st, &m.row, NULL);
 }
 
 int rs_store_session_end(struct rs_store *st, const char *gateway_id, const char *member_id, uint64_t epoch)

@@ -9,34 +9,36 @@
  * statement of its own.  Epochs decide, as everywhere: while the store was
  * away the supervisor may have reconnected elsewhere, and whichever gateway
  * claims first, the newer epoch ends in the row and the older connection
- * learns it is superseded (from its claim, or from its next heartbeat).
+ * learns it is superseded (from its claim, or when the supervisor's newer
+ * connection ends it).
  *
  * A claim is not a placement: the member stays where it landed, even above
  * the cap (the degraded accept already happened; nothing moves anyone but a
  * drain). */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ringsteer/proto.h"
 #include "store_internal.h"
 #include "store_snapshot.h"
 
-/* Writes c's row: active at c->gateway_id, live for a TTL from now. */
-static int write_row(struct rs_store *st, const struct rs_session_claim *c)
+/* Writes c's row: active at c->gateway_id, attached now; before is the
+ * member's row as read (the attached counts follow it). */
+static int write_row(struct rs_store *st, const struct rs_session_claim *c, const struct rs_member_row *before)
 {
-	const struct rs_db_value params[] = {
-		rs_db_text(c->member_id),
-		rs_db_text(c->instance_id ? c->instance_id : ""),
-		rs_db_int((int64_t)c->epoch),
-		rs_db_text(c->gateway_id),
-		rs_db_int(c->sandboxes),
-		rs_db_text(c->source ? c->source : ""),
-		rs_db_int(c->now_ms),
-		rs_db_int(rs_store_time_add(c->now_ms, st->opt.ttl_ms)),
-		rs_db_int(RS_SESSION_ACTIVE),
+	struct rs_session_row r = {
+		.epoch = c->epoch,
+		.sandboxes = c->sandboxes,
+		.expires_ms = rs_store_time_add(c->now_ms, st->opt.ttl_ms),
+		.state = RS_SESSION_ACTIVE,
 	};
 
-	return st->be->exec(st->db, RS_STMT_SESSION_UPSERT, params, NULL, NULL, NULL);
+	snprintf(r.member_id, sizeof(r.member_id), "%s", c->member_id);
+	snprintf(r.instance_id, sizeof(r.instance_id), "%s", c->instance_id ? c->instance_id : "");
+	snprintf(r.gateway_id, sizeof(r.gateway_id), "%s", c->gateway_id);
+	snprintf(r.source, sizeof(r.source), "%s", c->source ? c->source : "");
+	return rs_store_member_write(st, before, &r, c->now_ms);
 }
 
 static int claim(struct rs_store *st, void *arg)
@@ -58,7 +60,7 @@ static int claim(struct rs_store *st, void *arg)
 	if (m.found && (m.row.epoch > c->epoch ||
 			(m.row.epoch == c->epoch && strcmp(m.row.gateway_id, c->gateway_id) != 0)))
 		return -ESTALE;
-	return write_row(st, c);
+	return write_row(st, c, &m);
 }
 
 int rs_store_session_claim(struct rs_store *st, const struct rs_session_claim *c)

@@ -1,7 +1,9 @@
 /* store_internal.h - what the store's generic files share: the handle, the
  * liveness predicate in C (the same one store_sql.c states in SQL), the
  * transaction wrapper, and the row decoders that turn backend values into
- * the public row structs with every bound checked. */
+ * the public row structs with every bound checked, and the one path every
+ * statement takes (rs_store_exec: counted) and every session write takes
+ * (rs_store_member_write / rs_store_attached_move: gateways.attached kept). */
 #ifndef RS_STORE_INTERNAL_H
 #define RS_STORE_INTERNAL_H
 
@@ -24,6 +26,7 @@ struct rs_store {
 	const struct rs_store_backend *be;
 	struct rs_db *db;
 	struct rs_store_options opt;
+	uint64_t statements;          /* rs_store_statements() */
 
 	/* The placement cache (store_admit.c): a ring over the live gateway ids
 	 * and a placer over it, rebuilt only when that id set changes; the
@@ -46,11 +49,13 @@ static inline bool rs_store_gateway_live(int64_t heartbeat_ms, int64_t live_sinc
 	return heartbeat_ms >= live_since;
 }
 
-/* Whether session row r counts as load (its gateway's liveness aside). */
-static inline bool rs_store_session_counts(const struct rs_session_row *r, int64_t live_since, int64_t now)
+/* Whether session row r counts as load (its gateway's liveness aside): an
+ * active row lives with its gateway's row (nothing refreshes the session's
+ * own), a pending one until its reservation ends. */
+static inline bool rs_store_session_counts(const struct rs_session_row *r, int64_t now)
 {
 	if (r->state == RS_SESSION_ACTIVE)
-		return r->heartbeat_ms >= live_since;
+		return true;
 	return r->expires_ms >= now;
 }
 
@@ -61,6 +66,19 @@ bool rs_store_id_ok(const char *id);
 
 /* Whether s is a string of at most max bytes. */
 bool rs_store_text_ok(const char *s, size_t max);
+
+/* Runs one statement through st's backend, counting it (every statement
+ * the store runs goes through here).  Same contract as the backend's exec. */
+int rs_store_exec(struct rs_store *st, enum rs_stmt stmt, const struct rs_db_value *params, rs_db_row_fn on_row,
+		  void *ctx, uint64_t *changes);
+
+/* Keeps gateways.attached (the count of active rows per gateway) right
+ * across one write of a member's session row inside the caller's write
+ * transaction: before is the row before (NULL: none), after the row
+ * after (NULL: deleted).  Nothing to do unless an active row appears, leaves or
+ * changes gateway.  Returns 0 or the backend's error. */
+int rs_store_attached_move(struct rs_store *st, const struct rs_session_row *before,
+			   const struct rs_session_row *after);
 
 /* Runs body inside one transaction of the given kind: commits when it
  * returns 0, rolls back otherwise.  Returns body's error or the commit's. */
@@ -81,7 +99,8 @@ int rs_row_text(const struct rs_db_value *v, bool nonempty, char *dst, size_t si
 /* Reads integer value v within lo..hi. */
 int rs_row_int(const struct rs_db_value *v, int64_t lo, int64_t hi, int64_t *out);
 
-/* cols[0..3] = id, peer, state, heartbeat_ms; live and supervisors zeroed. */
+/* cols[0..4] = id, peer, state, heartbeat_ms, attached; live and
+ * supervisors zeroed. */
 int rs_row_gateway(const struct rs_db_value *cols, size_t n, struct rs_gateway_row *out);
 
 /* cols[0..8] = the session columns of store_sql.c; live false. */

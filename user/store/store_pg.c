@@ -17,16 +17,24 @@
  *   go as text; results come back as text and are typed by the column's
  *   type OID (integers parsed strictly: a value that does not fit is -EIO).
  * - A lost connection is -EIO for the call that finds it; the next begin()
- *   reconnects (PQreset) and statements are prepared again.  Timeouts, so a
- *   dead server or network stalls a caller seconds, not minutes:
- *   connect_timeout 2 s; TCP keepalives after 5 s idle, every 2 s, 3 probes,
- *   and tcp_user_timeout 10 s (data unacknowledged that long fails the
+ *   reconnects and statements are prepared again.
+ * - Bounded waits: every round trip (a statement, a prepare, begin, commit)
+ *   is sent and read with libpq's asynchronous calls, polling the socket
+ *   against a deadline: the busy timeout, or twice it for the write
+ *   begin (its lock wait alone may take the busy timeout, which
+ *   lock_timeout turns into -EBUSY; the second half is for its answer).
+ *   A server that does not answer by then (stopped, a stalled disk) is
+ *   -ETIMEDOUT: the statement is cancelled, best effort and without
+ *   waiting (store_pg_cancel.h), the connection dropped, and the next
+ *   begin() connects again.  Connecting waits connect_timeout: the busy
+ *   timeout in whole seconds, at least 2 (libpq's minimum).  Further
+ *   timeouts, so a dead network fails the connection itself: TCP
+ *   keepalives after 5 s idle, every 2 s, 3 probes, and tcp_user_timeout 10 s (data unacknowledged that long fails the
  *   connection; the kernel would otherwise retransmit for ~15 min) - both
  *   TCP only, a UNIX socket fails at once; statement_timeout = busy timeout
- *   + 10 s, a backstop for a server that takes a statement and never
- *   answers (a stalled disk), long enough never to cut a lock wait short
- *   (lock_timeout ends that first, as -EBUSY).  Parameters given in the URL
- *   win over these (they come after them).
+ *   + 10 s and client_connection_check_interval = 1 s, so that the server
+ *   itself ends a statement whose client gave up on it.  Parameters given
+ *   in the URL win over these (they come after them).
  * - Server notices (e.g. "relation already exists, skipping") are counted,
  *   never printed: the gateways log in logfmt.
  * - no_create and read_only never create anything: a database without the
@@ -43,11 +51,13 @@
 #include <limits.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
+#include "store_pg_cancel.h"
 
 /* The writers' advisory lock: "ringster" in ASCII.  Every ringsteer store
  * in one database shares it (only over-serializing, never wrong). */
@@ -85,7 +95,8 @@ struct rs_db {
 	const char *keys[KW_COUNT + 1];
 	const char *vals[KW_COUNT + 1];
 	char *url;          /* the URL, scheme lower-cased (libpq wants it so) */
-	char options[128];  /* -c settings for every session */
+	char options[160];  /* -c settings for every session */
+	char connect_timeout[16];
 	char *buf;          /* parameter texts of the running statement */
 	size_t buf_cap;
 	uint64_t notices;
@@ -123,17 +134,143 @@ static int result_error(PGconn *conn, const PGresult *res)
 	return -EIO;
 }
 
-/* Runs sql (no parameters) and checks it ended with status want. */
-static int simple(PGconn *conn, const char *sql, ExecStatusType want)
+static int64_t monotonic_us(void)
 {
-	PGresult *res = PQexec(conn, sql);
-	int err = res && PQresultStatus(res) == want ? 0 : result_error(conn, res);
+	struct timespec ts;
 
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Polls conn's socket for events until the deadline: 0 (ready, or a
+ * signal: the caller looks again), -ETIMEDOUT, -EIO. */
+static int wait_socket(PGconn *conn, short events, int64_t deadline_us)
+{
+	struct pollfd p = { .fd = PQsocket(conn), .events = events };
+	int64_t left_ms = (deadline_us - monotonic_us() + 999) / 1000;
+
+	if (p.fd < 0)
+		return -EIO;
+	if (left_ms <= 0)
+		return -ETIMEDOUT;
+	if (poll(&p, 1, left_ms > INT_MAX ? INT_MAX : (int)left_ms) < 0 && errno != EINTR)
+		return -EIO;
+	return 0;
+}
+
+/* Sends what libpq still buffers of the round trip just queued. */
+static int flush_query(PGconn *conn, int64_t deadline_us)
+{
+	for (;;) {
+		int rc = PQflush(conn), err;
+
+		if (rc == 0)
+			return 0;
+		if (rc < 0)
+			return -EIO;
+		err = wait_socket(conn, POLLIN | POLLOUT, deadline_us);
+		if (err)
+			return err;
+		if (!PQconsumeInput(conn)) /* the server may answer before we finish */
+			return -EIO;
+	}
+}
+
+/* Reads until a result can be taken without blocking. */
+static int wait_result(PGconn *conn, int64_t deadline_us)
+{
+	for (;;) {
+		int err;
+
+		if (!PQconsumeInput(conn))
+			return -EIO;
+		if (!PQisBusy(conn))
+			return 0;
+		err = wait_socket(conn, POLLIN, deadline_us);
+		if (err)
+			return err;
+	}
+}
+
+static bool is_error(const PGresult *res)
+{
+	ExecStatusType st = PQresultStatus(res);
+
+	return st == PGRES_FATAL_ERROR || st == PGRES_BAD_RESPONSE || st == PGRES_NONFATAL_ERROR;
+}
+
+/* Drops db's connection conn (db->conn or db->watch) after a round trip
+ * timed out, asking the server to cancel what it runs (never waiting). */
+static void abandon(struct rs_db *db, PGconn *conn)
+{
+	rs_pg_cancel_detached(conn);
+	PQfinish(conn);
+	if (conn == db->conn) {
+		db->conn = NULL;
+		memset(db->prepared, 0, sizeof(db->prepared));
+	} else if (conn == db->watch) {
+		db->watch = NULL;
+	}
+}
+
+/* Completes the round trip just queued on conn (queued: what PQsend*
+ * returned): sends it and reads every result, all within wait_ms.  *res
+ * receives the result to judge, as PQexec() would return it (the first
+ * error, else the last; NULL when none came).  Returns 0, -EIO (not
+ * queued, or the connection failed: *res NULL, conn still the caller's) or
+ * -ETIMEDOUT (conn abandoned: freed, never to be used again). */
+static int round_trip(struct rs_db *db, PGconn *conn, int queued, uint32_t wait_ms, PGresult **res)
+{
+	int64_t deadline = monotonic_us() + (int64_t)wait_ms * 1000;
+	PGresult *r;
+	int err;
+
+	*res = NULL;
+	if (!queued)
+		return -EIO;
+	err = flush_query(conn, deadline);
+	while (!err) {
+		err = wait_result(conn, deadline);
+		if (err)
+			break;
+		r = PQgetResult(conn);
+		if (!r)
+			return 0;
+		if (*res && is_error(*res)) {
+			PQclear(r);
+		} else {
+			PQclear(*res);
+			*res = r;
+		}
+	}
+	PQclear(*res);
+	*res = NULL;
+	if (err == -ETIMEDOUT)
+		abandon(db, conn);
+	return err;
+}
+
+/* Runs sql (no parameters) on conn within wait_ms and checks it ended with
+ * status want. */
+static int simple_wait(struct rs_db *db, PGconn *conn, const char *sql, ExecStatusType want, uint32_t wait_ms)
+{
+	PGresult *res;
+	int err = round_trip(db, conn, PQsendQuery(conn, sql), wait_ms, &res);
+
+	if (err)
+		return err;
+	err = res && PQresultStatus(res) == want ? 0 : result_error(conn, res);
 	PQclear(res);
 	return err;
 }
 
-/* A new connection with db's parameters, notices counted; NULL if none. */
+static int simple(struct rs_db *db, PGconn *conn, const char *sql, ExecStatusType want)
+{
+	return simple_wait(db, conn, sql, want, db->busy_timeout_ms);
+}
+
+/* A new connection with db's parameters, notices counted, non-blocking
+ * (round_trip() waits on it); NULL if none. */
 static PGconn *connect_db(struct rs_db *db)
 {
 	PGconn *conn = PQconnectdbParams(db->keys, db->vals, 1);
@@ -141,7 +278,7 @@ static PGconn *connect_db(struct rs_db *db)
 	if (!conn)
 		return NULL;
 	PQsetNoticeReceiver(conn, on_notice, db);
-	if (PQstatus(conn) != CONNECTION_OK) {
+	if (PQstatus(conn) != CONNECTION_OK || PQsetnonblocking(conn, 1) != 0) {
 		PQfinish(conn);
 		return NULL;
 	}
@@ -154,12 +291,10 @@ static int ensure_connected(struct rs_db *db)
 	if (db->conn && PQstatus(db->conn) == CONNECTION_OK)
 		return 0;
 	memset(db->prepared, 0, sizeof(db->prepared));
-	if (!db->conn) {
-		db->conn = connect_db(db);
-		return db->conn ? 0 : -EIO;
-	}
-	PQreset(db->conn);
-	return PQstatus(db->conn) == CONNECTION_OK ? 0 : -EIO;
+	if (db->conn)
+		PQfinish(db->conn);
+	db->conn = connect_db(db);
+	return db->conn ? 0 : -EIO;
 }
 
 static void pg_close(struct rs_db *db)
@@ -205,11 +340,15 @@ static int copy_url(const char *url, char **out)
 }
 
 /* Whether the ringsteer schema is there: 0, -ENOENT, or an error. */
-static int schema_present(PGconn *conn)
+static int schema_present(struct rs_db *db, PGconn *conn)
 {
-	PGresult *res = PQexec(conn, "SELECT to_regclass('schema_version') IS NOT NULL");
+	PGresult *res;
 	int err;
 
+	err = round_trip(db, conn, PQsendQuery(conn, "SELECT to_regclass('schema_version') IS NOT NULL"),
+			 db->busy_timeout_ms, &res);
+	if (err)
+		return err == -ETIMEDOUT ? -EIO : err;
 	if (!res || PQresultStatus(res) != PGRES_TUPLES_OK)
 		err = result_error(conn, res);
 	else if (PQntuples(res) != 1 || PQnfields(res) != 1)
@@ -232,7 +371,7 @@ static void set_params(struct rs_db *db)
 		[KW_DBNAME] = "dbname",
 	};
 	const char *vals[KW_COUNT] = {
-		[KW_CONNECT_TIMEOUT] = "2",   [KW_KEEPALIVES] = "1",          [KW_KEEPALIVES_IDLE] = "5",
+		[KW_CONNECT_TIMEOUT] = db->connect_timeout, [KW_KEEPALIVES] = "1",          [KW_KEEPALIVES_IDLE] = "5",
 		[KW_KEEPALIVES_INTERVAL] = "2", [KW_KEEPALIVES_COUNT] = "3", [KW_TCP_USER_TIMEOUT] = "10000",
 		[KW_APPLICATION_NAME] = "ringsteer", [KW_OPTIONS] = db->options, [KW_DBNAME] = db->url,
 	};
@@ -260,8 +399,11 @@ static int pg_open(const char *url, const struct rs_store_options *opt, struct r
 	statement_ms = (uint64_t)db->busy_timeout_ms + STATEMENT_TIMEOUT_EXTRA_MS;
 	if (statement_ms > INT_MAX)
 		statement_ms = INT_MAX;
-	snprintf(db->options, sizeof(db->options), "-c statement_timeout=%" PRIu64 "%s", statement_ms,
+	snprintf(db->options, sizeof(db->options),
+		 "-c statement_timeout=%" PRIu64 " -c client_connection_check_interval=1000%s", statement_ms,
 		 db->read_only ? " -c default_transaction_read_only=on" : "");
+	snprintf(db->connect_timeout, sizeof(db->connect_timeout), "%" PRIu32,
+		 db->busy_timeout_ms < 2000 ? 2 : (db->busy_timeout_ms + 999) / 1000);
 	set_params(db);
 	db->conn = connect_db(db);
 	if (!db->conn) {
@@ -269,7 +411,7 @@ static int pg_open(const char *url, const struct rs_store_options *opt, struct r
 		goto cleanup;
 	}
 	if (opt->no_create || opt->read_only) {
-		err = schema_present(db->conn);
+		err = schema_present(db, db->conn);
 		if (err)
 			goto cleanup;
 	}
@@ -289,7 +431,7 @@ static void pg_rollback(struct rs_db *db)
 		return;
 	ts = PQtransactionStatus(db->conn);
 	if (ts == PQTRANS_INTRANS || ts == PQTRANS_INERROR)
-		simple(db->conn, "ROLLBACK", PGRES_COMMAND_OK);
+		simple(db, db->conn, "ROLLBACK", PGRES_COMMAND_OK);
 }
 
 static int pg_begin(struct rs_db *db, enum rs_txn kind)
@@ -300,11 +442,14 @@ static int pg_begin(struct rs_db *db, enum rs_txn kind)
 	if (err)
 		return err;
 	if (kind == RS_TXN_READ || db->read_only)
-		return simple(db->conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PGRES_COMMAND_OK);
+		return simple(db, db->conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PGRES_COMMAND_OK);
 	/* One round trip; the lock's result (void) is the last one. */
 	snprintf(sql, sizeof(sql), "BEGIN; SET LOCAL lock_timeout = '%" PRIu32 "ms'; SELECT pg_advisory_xact_lock(%lld)",
 		 db->busy_timeout_ms, (long long)LOCK_KEY);
-	err = simple(db->conn, sql, PGRES_TUPLES_OK);
+	/* The lock wait may take the busy timeout (then -EBUSY): its answer
+	 * gets as long again before the server counts as not answering. */
+	err = simple_wait(db, db->conn, sql, PGRES_TUPLES_OK,
+			  db->busy_timeout_ms > UINT32_MAX / 2 ? UINT32_MAX : 2 * db->busy_timeout_ms);
 	if (err)
 		pg_rollback(db);
 	return err;
@@ -317,7 +462,9 @@ static int pg_commit(struct rs_db *db)
 
 	if (!db->conn)
 		return -EIO;
-	res = PQexec(db->conn, "COMMIT");
+	err = round_trip(db, db->conn, PQsendQuery(db->conn, "COMMIT"), db->busy_timeout_ms, &res);
+	if (err)
+		return err;
 	/* COMMIT of an aborted transaction "succeeds" saying ROLLBACK. */
 	if (res && PQresultStatus(res) == PGRES_COMMAND_OK)
 		err = strcmp(PQcmdStatus(res), "COMMIT") == 0 ? 0 : -EIO;
@@ -348,12 +495,17 @@ static int prepare(struct rs_db *db, enum rs_stmt id)
 	if (def->n_params > RS_STMT_MAX_PARAMS || def->n_cols > RS_STMT_MAX_COLS)
 		return -EIO;
 	stmt_name(id, name, sizeof(name));
-	res = PQprepare(db->conn, name, def->sql, (int)def->n_params, NULL);
+	err = round_trip(db, db->conn, PQsendPrepare(db->conn, name, def->sql, (int)def->n_params, NULL),
+			 db->busy_timeout_ms, &res);
+	if (err)
+		return err;
 	err = res && PQresultStatus(res) == PGRES_COMMAND_OK ? 0 : result_error(db->conn, res);
 	PQclear(res);
 	if (err)
 		return err;
-	res = PQdescribePrepared(db->conn, name);
+	err = round_trip(db, db->conn, PQsendDescribePrepared(db->conn, name), db->busy_timeout_ms, &res);
+	if (err)
+		return err;
 	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK)
 		err = result_error(db->conn, res);
 	else if ((unsigned)PQnparams(res) != def->n_params || (unsigned)PQnfields(res) != def->n_cols)
@@ -495,7 +647,10 @@ static int pg_exec(struct rs_db *db, enum rs_stmt id, const struct rs_db_value *
 	if (err)
 		return err;
 	stmt_name(id, name, sizeof(name));
-	res = PQexecPrepared(db->conn, name, (int)def->n_params, values, NULL, NULL, 0);
+	err = round_trip(db, db->conn, PQsendQueryPrepared(db->conn, name, (int)def->n_params, values, NULL, NULL, 0),
+			 db->busy_timeout_ms, &res);
+	if (err)
+		return err;
 	status = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
 	if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
 		err = result_error(db->conn, res);
@@ -543,12 +698,14 @@ static int pg_watch(struct rs_db *db)
 	conn = connect_db(db);
 	if (!conn)
 		return -EIO;
-	err = simple(conn, "LISTEN ringsteer", PGRES_COMMAND_OK);
+	err = simple(db, conn, "LISTEN ringsteer", PGRES_COMMAND_OK);
+	if (err == -ETIMEDOUT)
+		return -EIO; /* conn abandoned (freed) */
 	if (!err && PQsocket(conn) < 0)
 		err = -EIO;
 	if (err) {
 		PQfinish(conn);
-		return err == -EBUSY ? -EIO : err;
+		return -EIO;
 	}
 	db->watch = conn;
 	return PQsocket(conn);

@@ -34,10 +34,10 @@ int rs_row_int(const struct rs_db_value *v, int64_t lo, int64_t hi, int64_t *out
 
 int rs_row_gateway(const struct rs_db_value *cols, size_t n, struct rs_gateway_row *out)
 {
-	int64_t state;
+	int64_t state, attached;
 	int err;
 
-	if (n < 4)
+	if (n < 5)
 		return -EIO;
 	memset(out, 0, sizeof(*out));
 	err = rs_row_text(&cols[0], true, out->id, sizeof(out->id));
@@ -47,9 +47,12 @@ int rs_row_gateway(const struct rs_db_value *cols, size_t n, struct rs_gateway_r
 		err = rs_row_int(&cols[2], RS_GATEWAY_SERVING, RS_GATEWAY_DRAINING, &state);
 	if (!err)
 		err = rs_row_int(&cols[3], INT64_MIN, INT64_MAX, &out->heartbeat_ms);
+	if (!err)
+		err = rs_row_int(&cols[4], 0, UINT32_MAX, &attached);
 	if (err)
 		return err;
 	out->state = (uint8_t)state;
+	out->attached = (uint32_t)attached;
 	return 0;
 }
 

@@ -1,5 +1,5 @@
 /* store_snapshot.h - the placement snapshot, read inside the caller's
- * transaction: what rs_store_admit() (store_admit.c, which defines these),
+ * transaction: what rs_store_admit_batch() (store_admit.c, which defines these),
  * rs_store_whatif() (store_whatif.c) and rs_store_steer() (store_steer.c)
  * all decide over, so that a
  * what-if answers exactly what an admission would.  Every function uses
@@ -29,20 +29,24 @@ int rs_store_read_live(struct rs_store *st, int64_t live_since);
 
 /* Makes st->ring the ring of st->live (rebuilt with its placer only when the
  * id set changed: st->live.rows[i] is then ring gateway i) and loads the
- * placer: each live gateway's counted sessions, draining from its row.
- * Returns 0, -ENOMEM, -EIO or the backend's error. */
-int rs_store_load_placer(struct rs_store *st, int64_t live_since, int64_t now);
+ * placer: each live gateway's counted sessions (its attached count plus
+ * its reservations unexpired at now: one index range over pending rows,
+ * never a read of active ones), draining from its row; st->loads[i] the
+ * same counts.  Returns 0, -ENOMEM, -EIO or the backend's error. */
+int rs_store_load_placer(struct rs_store *st, int64_t now);
 
 /* Sets *stale to the ring index of the live gateway whose load counts m's
  * row, or -1 (no row, a row that no longer counts, or one on a dead
  * gateway).  Returns 0, or -EIO when that gateway's load misses the row. */
-int rs_store_stale_record(struct rs_store *st, const struct rs_member_row *m, int64_t live_since, int64_t now,
-			  int *stale);
+int rs_store_stale_record(struct rs_store *st, const struct rs_member_row *m, int64_t now, int *stale);
 
 /* Writes (inserts or replaces) member row r's identity and facts with
  * heartbeat now_ms: r->member_id, instance_id, epoch, gateway_id,
- * sandboxes, source, expires_ms and state.  Returns 0 or the backend's
- * error. */
-int rs_store_member_write(struct rs_store *st, const struct rs_session_row *r, int64_t now_ms);
+ * sandboxes, source, expires_ms and state; before is the member's row as
+ * read in this transaction (found or not), so that the gateways' attached
+ * counts follow (rs_store_attached_move).  Every session upsert goes
+ * through here.  Returns 0 or the backend's error. */
+int rs_store_member_write(struct rs_store *st, const struct rs_member_row *before, const struct rs_session_row *r,
+			  int64_t now_ms);
 
 #endif

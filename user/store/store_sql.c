@@ -7,20 +7,30 @@
  * PostgreSQL's INTEGER would be 32-bit and too small for milliseconds),
  * INSERT ... ON CONFLICT ... DO UPDATE (SQLite >= 3.24, PostgreSQL >= 9.5),
  * no ORDER BY on text (collations differ; the caller sorts by bytes).
+ * One catalog read has a spelling per dialect (sqlite_sql, backend.h).
  * The one part that is not portable is flagged notify: PostgreSQL's
  * change notification (triggers calling pg_notify), run only by a backend
  * with a watch hook.
  *
- * Liveness, the same predicate everywhere (store_internal.h states it in C):
- *   gateway live:  heartbeat_ms >= now - ttl
- *   session counts: (state = 1 AND heartbeat_ms >= now - ttl)
- *                   OR (state = 0 AND expires_ms >= now), on a live gateway.
+ * Liveness, the same predicate everywhere (store_internal.h states it in C),
+ * schema version 2:
+ *   gateway live:   heartbeat_ms >= now - ttl
+ *   session counts: state = 1 (active: it lives with its gateway's row), or
+ *                   state = 0 AND expires_ms >= now (an unexpired
+ *                   reservation), on a live gateway.
+ * A session row's own heartbeat_ms is when it was written (for an active
+ * row: attached at); nothing refreshes it.  The load of a live gateway is
+ * gateways.attached (its active rows, kept by the C code in the same
+ * transaction as every session write) plus its unexpired pending rows (a
+ * range of the sessions_pending index): no statement on the admission,
+ * steer or heartbeat path reads active session rows but the member's own.
  * Statements that need it take $1 = now - ttl ("live since") and $2 = now. */
 #include "backend.h"
 
 #define SESSION_COLS "s.member_id, s.instance_id, s.epoch, s.gateway_id, s.sandboxes, s.source, " \
 		     "s.heartbeat_ms, s.expires_ms, s.state"
-#define SESSION_COUNTS "((s.state = 1 AND s.heartbeat_ms >= $1) OR (s.state = 0 AND s.expires_ms >= $2))"
+#define SESSION_COUNTS "(s.state = 1 OR (s.state = 0 AND s.expires_ms >= $2))"
+#define GATEWAY_COLS "id, peer, state, heartbeat_ms, attached"
 
 const struct rs_stmt_def rs_store_stmts[RS_STMT_COUNT] = {
 	[RS_STMT_CREATE_VERSION] = {
@@ -47,6 +57,28 @@ const struct rs_stmt_def rs_store_stmts[RS_STMT_COUNT] = {
 	[RS_STMT_CREATE_SESSIONS_LOAD] = {
 		"CREATE INDEX IF NOT EXISTS sessions_load ON sessions (gateway_id, state, heartbeat_ms, expires_ms)",
 		0, 0 },
+	/* Schema version 2: a gateway's active rows counted in its own row
+	 * (the C code keeps it: store_internal.h, rs_store_attached_move), and
+	 * pending rows found by expiry without reading active ones.  The
+	 * migration runs once, in the open's write transaction, and the fill
+	 * is one UPDATE from a COUNT, so a store migrated with rows in it has
+	 * its counts right. */
+	/* -> 1 when gateways has its attached column (a catalog read: the one
+	 * statement written per dialect), so the migration is idempotent even
+	 * on a store whose version row was lost. */
+	[RS_STMT_GATEWAYS_ATTACHED_COLUMN] = {
+		"SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = current_schema()"
+		" AND table_name = 'gateways' AND column_name = 'attached'", 0, 1, false,
+		"SELECT COUNT(*) FROM pragma_table_info('gateways') WHERE name = 'attached'" },
+	[RS_STMT_ADD_GATEWAYS_ATTACHED] = {
+		"ALTER TABLE gateways ADD COLUMN attached BIGINT NOT NULL DEFAULT 0", 0, 0 },
+	[RS_STMT_FILL_GATEWAYS_ATTACHED] = {
+		"UPDATE gateways SET attached = (SELECT COUNT(*) FROM sessions s"
+		" WHERE s.gateway_id = gateways.id AND s.state = 1)", 0, 0 },
+	/* Covers the pending load count: an index-only range over state = 0
+	 * and unexpired, in neither table's order (the caller groups). */
+	[RS_STMT_CREATE_SESSIONS_PENDING] = {
+		"CREATE INDEX IF NOT EXISTS sessions_pending ON sessions (state, expires_ms, gateway_id)", 0, 0 },
 	/* -> version */
 	[RS_STMT_VERSION_SELECT] = { "SELECT version FROM schema_version", 0, 1 },
 	/* $1 version */
@@ -95,31 +127,40 @@ const struct rs_stmt_def rs_store_stmts[RS_STMT_COUNT] = {
 		"INSERT INTO gateways (id, peer, state, heartbeat_ms) VALUES ($1, $2, $3, $4)"
 		" ON CONFLICT (id) DO UPDATE SET peer = excluded.peer, state = excluded.state,"
 		" heartbeat_ms = excluded.heartbeat_ms", 4, 0 },
+	/* $1 id, $2 peer, $3 state, $4 heartbeat_ms: as RS_STMT_GATEWAY_UPSERT,
+	 * and no session attached (with RS_STMT_GATEWAY_ACTIVE_DELETE) */
+	[RS_STMT_GATEWAY_START] = {
+		"INSERT INTO gateways (id, peer, state, heartbeat_ms, attached) VALUES ($1, $2, $3, $4, 0)"
+		" ON CONFLICT (id) DO UPDATE SET peer = excluded.peer, state = excluded.state,"
+		" heartbeat_ms = excluded.heartbeat_ms, attached = 0", 4, 0 },
 	/* $1 id, $2 heartbeat_ms */
 	[RS_STMT_GATEWAY_TOUCH] = { "UPDATE gateways SET heartbeat_ms = $2 WHERE id = $1", 2, 0 },
+	/* $1 id, $2 delta (+1 or -1) */
+	[RS_STMT_GATEWAY_ATTACHED_ADD] = { "UPDATE gateways SET attached = attached + $2 WHERE id = $1", 2, 0 },
 	/* $1 id, $2 state */
 	[RS_STMT_GATEWAY_SET_STATE] = { "UPDATE gateways SET state = $2 WHERE id = $1", 2, 0 },
 	/* $1 id */
 	[RS_STMT_GATEWAY_DELETE] = { "DELETE FROM gateways WHERE id = $1", 1, 0 },
 	/* $1 gateway id */
 	[RS_STMT_GATEWAY_SESSIONS_DELETE] = { "DELETE FROM sessions WHERE gateway_id = $1", 1, 0 },
-	/* -> id, peer, state, heartbeat_ms */
-	[RS_STMT_GATEWAYS_ALL] = { "SELECT id, peer, state, heartbeat_ms FROM gateways", 0, 4 },
-	/* $1 live since -> id, peer, state, heartbeat_ms */
-	[RS_STMT_GATEWAYS_LIVE] = {
-		"SELECT id, peer, state, heartbeat_ms FROM gateways WHERE heartbeat_ms >= $1", 1, 4 },
-	/* $1 id -> id, peer, state, heartbeat_ms */
-	[RS_STMT_GATEWAY_GET] = { "SELECT id, peer, state, heartbeat_ms FROM gateways WHERE id = $1", 1, 4 },
-	/* $1 live since, $2 now -> gateway_id, sessions counted (gateway liveness
-	 * is the caller's: it joins with its live gateways) */
-	[RS_STMT_LIVE_LOADS] = {
-		"SELECT s.gateway_id, COUNT(*) FROM sessions s WHERE " SESSION_COUNTS " GROUP BY s.gateway_id",
-		2, 2 },
-	/* $1 live since, $2 now, $3 gateway id -> as RS_STMT_LIVE_LOADS, that
-	 * gateway only (no row when it has none; the sessions_load index) */
-	[RS_STMT_GATEWAY_LOAD] = {
-		"SELECT s.gateway_id, COUNT(*) FROM sessions s WHERE s.gateway_id = $3 AND " SESSION_COUNTS
-		" GROUP BY s.gateway_id", 3, 2 },
+	/* $1 gateway id (the sessions_load index) */
+	[RS_STMT_GATEWAY_ACTIVE_DELETE] = { "DELETE FROM sessions WHERE gateway_id = $1 AND state = 1", 1, 0 },
+	/* -> GATEWAY_COLS */
+	[RS_STMT_GATEWAYS_ALL] = { "SELECT " GATEWAY_COLS " FROM gateways", 0, 5 },
+	/* $1 live since -> GATEWAY_COLS */
+	[RS_STMT_GATEWAYS_LIVE] = { "SELECT " GATEWAY_COLS " FROM gateways WHERE heartbeat_ms >= $1", 1, 5 },
+	/* $1 id -> GATEWAY_COLS */
+	[RS_STMT_GATEWAY_GET] = { "SELECT " GATEWAY_COLS " FROM gateways WHERE id = $1", 1, 5 },
+	/* $1 now -> gateway_id, unexpired pending rows (gateway liveness is the
+	 * caller's: it joins with its live gateways; the sessions_pending index) */
+	[RS_STMT_PENDING_LOADS] = {
+		"SELECT s.gateway_id, COUNT(*) FROM sessions s WHERE s.state = 0 AND s.expires_ms >= $1"
+		" GROUP BY s.gateway_id", 1, 2 },
+	/* $1 now, $2 gateway id -> as RS_STMT_PENDING_LOADS, that gateway only
+	 * (no row when it has none) */
+	[RS_STMT_GATEWAY_PENDING_LOAD] = {
+		"SELECT s.gateway_id, COUNT(*) FROM sessions s WHERE s.state = 0 AND s.expires_ms >= $1"
+		" AND s.gateway_id = $2 GROUP BY s.gateway_id", 2, 2 },
 
 	/* $1 member_id -> session columns */
 	[RS_STMT_SESSION_GET] = { "SELECT " SESSION_COLS " FROM sessions s WHERE s.member_id = $1", 1, 9 },
@@ -131,10 +172,6 @@ const struct rs_stmt_def rs_store_stmts[RS_STMT_COUNT] = {
 		" epoch = excluded.epoch, gateway_id = excluded.gateway_id, sandboxes = excluded.sandboxes,"
 		" source = excluded.source, heartbeat_ms = excluded.heartbeat_ms,"
 		" expires_ms = excluded.expires_ms, state = excluded.state", 9, 0 },
-	/* $1 member_id, $2 epoch, $3 gateway_id, $4 heartbeat_ms, $5 expires_ms, $6 sandboxes */
-	[RS_STMT_SESSION_REFRESH] = {
-		"UPDATE sessions SET heartbeat_ms = $4, expires_ms = $5, sandboxes = $6"
-		" WHERE member_id = $1 AND epoch = $2 AND gateway_id = $3", 6, 0 },
 	/* $1 member_id, $2 epoch, $3 gateway_id, $4 sandboxes */
 	[RS_STMT_SESSION_SANDBOXES] = {
 		"UPDATE sessions SET sandboxes = $4 WHERE member_id = $1 AND epoch = $2 AND gateway_id = $3",

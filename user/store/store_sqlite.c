@@ -257,7 +257,7 @@ static int prepared(struct rs_db *db, enum rs_stmt id, sqlite3_stmt **out)
 	}
 	if (def->n_params > RS_STMT_MAX_PARAMS || def->n_cols > RS_STMT_MAX_COLS)
 		return -EIO;
-	rc = sqlite3_prepare_v3(db->db, def->sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL);
+	rc = sqlite3_prepare_v3(db->db, def->sqlite_sql ? def->sqlite_sql : def->sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL);
 	if (rc != SQLITE_OK)
 		return sqlite_error(rc);
 	if ((unsigned)sqlite3_bind_parameter_count(s) != def->n_params ||

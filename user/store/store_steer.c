@@ -46,9 +46,9 @@ static int steer(struct rs_store *st, void *arg)
 		return err;
 	if (st->live.n == 0)
 		return -ENOENT;
-	err = rs_store_load_placer(st, s->live_since, s->now_ms);
+	err = rs_store_load_placer(st, s->now_ms);
 	if (!err)
-		err = rs_store_stale_record(st, &m, s->live_since, s->now_ms, &arrival.stale);
+		err = rs_store_stale_record(st, &m, s->now_ms, &arrival.stale);
 	if (err)
 		return err;
 	if (arrival.stale >= 0 && st->live.rows[arrival.stale].state == RS_GATEWAY_SERVING) {
@@ -76,7 +76,7 @@ static int steer(struct rs_store *st, void *arg)
 	snprintf(r.gateway_id, sizeof(r.gateway_id), "%s", target->id);
 	r.state = RS_SESSION_PENDING;
 	r.expires_ms = rs_store_time_add(s->now_ms, st->opt.reservation_ms);
-	err = rs_store_member_write(st, &r, s->now_ms);
+	err = rs_store_member_write(st, &m, &r, s->now_ms);
 	if (err)
 		return err;
 	s->out->home = false;

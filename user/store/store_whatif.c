@@ -37,10 +37,10 @@ static int whatif(struct rs_store *st, void *arg)
 		return err;
 	if (st->live.n == 0)
 		return -ENOENT; /* no ring at all: nobody takes anyone */
-	err = rs_store_load_placer(st, w->live_since, w->now_ms);
+	err = rs_store_load_placer(st, w->now_ms);
 	if (err)
 		return err;
-	err = rs_store_stale_record(st, &m, w->live_since, w->now_ms, &arrival.stale);
+	err = rs_store_stale_record(st, &m, w->now_ms, &arrival.stale);
 	if (err)
 		return err;
 	err = rs_placer_decide(st->placer, &arrival, &w->decision);
