@@ -12,6 +12,7 @@
 #include "agent.h"
 #include "agent_load.h"
 #include "agent_member.h"
+#include "precompute.h"
 #include "ringsteer/agent_reg.h"
 #include "ringsteer/store.h"
 
@@ -32,6 +33,7 @@ struct agent_config {
 	bool replace;
 	uint32_t sync_ms;          /* store poll interval (without a watch) */
 	uint32_t ttl_ms;           /* the gateways' row TTL (must match theirs) */
+	uint32_t forget_ms;        /* a known supervisor not seen for this long is forgotten */
 	const char *probe_missing; /* tests: a feature to report absent */
 };
 
@@ -55,17 +57,6 @@ struct agent_snapshot {
 	size_t n_gateways;
 };
 
-/* Supervisors the agent has seen in a session, remembered after their row
- * goes (a clean departure deletes it): their next arrival is precomputed.
- * Sorted by member id; bounded by AGENT_KNOWN_MAX (oldest dropped first is
- * not tracked: past the bound, new members are simply not remembered). */
-#define AGENT_KNOWN_MAX 65536
-
-struct agent_known {
-	char member_id[RS_ID_MAX + 1];
-	char source[RS_ENDPOINT_MAX + 1];
-};
-
 struct event_base;
 struct event;
 struct evhttp;
@@ -84,8 +75,8 @@ struct agent {
 	struct agent_counters counters;
 	struct agent_snapshot snap;
 	uint32_t pins_live, pins_precomputed;  /* last sync's pins by origin */
-	struct agent_known *known;             /* sorted by member id */
-	size_t n_known, known_cap;
+	struct agent_known_set known;          /* supervisors seen, for precomputed pins */
+	struct agent_ring_cache ring_cache;    /* the live ring, while the gateway ids stay */
 	/* connect-time steering (agent_member.h) */
 	struct agent_member_scope scope;
 	int member_lfd;                        /* -1: no member socket */

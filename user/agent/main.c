@@ -40,6 +40,9 @@ static const char usage[] =
 	"  --store URL           follow this store (pins, room-weighted table); without it\n"
 	"                        every local gateway weighs the same and pins are left alone\n"
 	"  --ttl MS              the gateways' row TTL (default 15000; must match theirs)\n"
+	"  --forget-after MS     forget a known supervisor (for precomputed pins) not seen\n"
+	"                        in a session or a registration for this long (default\n"
+	"                        600000: 10 minutes)\n"
 	"  --sync-interval MS    store poll (default 1000); with a store that notifies\n"
 	"                        (PostgreSQL LISTEN/NOTIFY) changes trigger a sync and\n"
 	"                        the poll slows to max(MS, TTL/4), for expiries\n"
@@ -62,7 +65,7 @@ static const char usage[] =
 static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 {
 	enum { O_SERVICE = 256, O_STORE, O_TTL, O_SYNC, O_METRICS, O_SOCKET, O_ALLOW_UID, O_REPLACE, O_PIN_ROOT,
-	       O_PROBE_MISSING, O_MEMBER_SOCKET, O_CGROUP, O_NO_CONNECT };
+	       O_PROBE_MISSING, O_MEMBER_SOCKET, O_CGROUP, O_NO_CONNECT, O_FORGET };
 	static const struct option opts[] = {
 		{ "service", required_argument, NULL, O_SERVICE },
 		{ "store", required_argument, NULL, O_STORE },
@@ -77,6 +80,7 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 		{ "member-socket", required_argument, NULL, O_MEMBER_SOCKET },
 		{ "cgroup", required_argument, NULL, O_CGROUP },
 		{ "no-connect", no_argument, NULL, O_NO_CONNECT },
+		{ "forget-after", required_argument, NULL, O_FORGET },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -84,7 +88,8 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 	socklen_t len;
 	int c;
 
-	*cfg = (struct agent_config){ .socket_path = RS_AGENT_SOCKET_DEFAULT, .sync_ms = 1000, .ttl_ms = 15000 };
+	*cfg = (struct agent_config){ .socket_path = RS_AGENT_SOCKET_DEFAULT, .sync_ms = 1000, .ttl_ms = 15000,
+				      .forget_ms = 600000 };
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		uint32_t v;
@@ -104,6 +109,9 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 			break;
 		case O_STORE: cfg->store_url = optarg; break;
 		case O_TTL: err = rs_parse_flag_u32("ringsteer-agent", "--ttl", optarg, 1, 86400000, &cfg->ttl_ms); break;
+		case O_FORGET:
+			err = rs_parse_flag_u32("ringsteer-agent", "--forget-after", optarg, 1, UINT32_MAX / 2, &cfg->forget_ms);
+			break;
 		case O_SYNC: err = rs_parse_flag_u32("ringsteer-agent", "--sync-interval", optarg, 1, 3600000, &cfg->sync_ms); break;
 		case O_METRICS:
 			if (rs_endpoint_parse(optarg, &ss, &len)) {
@@ -381,7 +389,8 @@ cleanup:
 	stop_loop(&a);
 	rs_store_close(a.store);
 	free(a.snap.gateways);
-	free(a.known);
+	agent_known_free(&a.known);
+	agent_ring_cache_free(&a.ring_cache);
 	agent_kernel_close(&a.k);
 	return rc;
 }

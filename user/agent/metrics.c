@@ -200,6 +200,12 @@ static void render(const void *ctx, struct evbuffer *b)
 	rs_metrics_family(b, "ringsteer_agent_pins", "gauge", "Pins written by the last sync, by origin.");
 	evbuffer_add_printf(b, "ringsteer_agent_pins{origin=\"session\"} %u\n", a->pins_live);
 	evbuffer_add_printf(b, "ringsteer_agent_pins{origin=\"precomputed\"} %u\n", a->pins_precomputed);
+	rs_metrics_family(b, "ringsteer_agent_known_members", "gauge",
+			  "Supervisors remembered for precomputed pins (seen within --forget-after).");
+	evbuffer_add_printf(b, "ringsteer_agent_known_members %zu\n", a->known.n);
+	rs_metrics_family(b, "ringsteer_agent_known_forgotten_total", "counter",
+			  "Known supervisors forgotten: not seen in a session row or a registration within --forget-after.");
+	evbuffer_add_printf(b, "ringsteer_agent_known_forgotten_total %llu\n", (unsigned long long)a->known.forgotten);
 	rs_metrics_family(b, "ringsteer_agent_syncs_total", "counter",
 			  "Sync passes (store read and map writes), by result.");
 	evbuffer_add_printf(b, "ringsteer_agent_syncs_total{result=\"ok\"} %llu\n", (unsigned long long)k->syncs_ok);
