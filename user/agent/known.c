@@ -4,15 +4,18 @@
  * Invariants: e[0..n) is sorted by member_id with no member twice; each
  * entry's point is its member_id's ring point; n <= AGENT_KNOWN_MAX.
  *
- * A pass in steady state (no new member) costs one binary search per row;
- * new members are sorted among themselves and merged in once per pass, so
- * a pass never sorts the whole set. */
+ * A pass in steady state (no new member) costs one hash lookup per row; new
+ * members are sorted among themselves and merged in once per pass (then
+ * the index is rebuilt), so a pass never sorts the whole set. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "precompute.h"
+
+_Static_assert(sizeof(((struct agent_known *)0)->source) == sizeof(((struct rs_session_row *)0)->source),
+	       "a row's source is copied whole");
 
 static int known_cmp(const void *x, const void *y)
 {
@@ -38,6 +41,71 @@ static struct agent_known *search(struct agent_known *e, size_t n, const char *m
 	return NULL;
 }
 
+static uint64_t id_hash(const char *id)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a: ids are short, the table only needs spread */
+
+	for (; *id; id++)
+		h = (h ^ (unsigned char)*id) * 0x100000001b3ull;
+	return h;
+}
+
+/* Rebuilds the index over e[0..n).  Returns 0 or -ENOMEM (no index: the
+ * callers fall back to binary search). */
+static int index_build(struct agent_known_set *s)
+{
+	size_t cap = 64;
+
+	while (cap < 2 * s->n)
+		cap *= 2;
+	if (cap != s->index_cap) {
+		uint32_t *idx = realloc(s->index, 2 * cap * sizeof(*idx));
+
+		if (!idx) {
+			free(s->index);
+			s->index = NULL;
+			s->index_cap = 0;
+			return -ENOMEM;
+		}
+		s->index = idx;
+		s->index_cap = cap;
+	}
+	memset(s->index, 0xff, 2 * cap * sizeof(*s->index));
+	for (size_t i = 0; i < s->n; i++) {
+		uint64_t h = id_hash(s->e[i].member_id);
+		size_t slot = h & (cap - 1);
+
+		while (s->index[2 * slot] != UINT32_MAX)
+			slot = (slot + 1) & (cap - 1);
+		s->index[2 * slot] = (uint32_t)i;
+		s->index[2 * slot + 1] = (uint32_t)(h >> 32);
+	}
+	s->index_stale = false;
+	return 0;
+}
+
+/* The index over e[0..n) as it is now.  Returns false when there is none
+ * (no memory): the callers fall back to binary search. */
+static bool index_ready(struct agent_known_set *s)
+{
+	return (!s->index_stale && s->index) || index_build(s) == 0;
+}
+
+/* member_id's entry, by the index (which must be ready).  The hash's high
+ * half is compared first: a probe touches an entry (a cache miss) only
+ * when it is almost surely the one. */
+static struct agent_known *probe(const struct agent_known_set *s, const char *member_id)
+{
+	uint64_t h = id_hash(member_id);
+	size_t mask = s->index_cap - 1;
+
+	for (size_t slot = h & mask; s->index[2 * slot] != UINT32_MAX; slot = (slot + 1) & mask)
+		if (s->index[2 * slot + 1] == (uint32_t)(h >> 32) &&
+		    strcmp(s->e[s->index[2 * slot]].member_id, member_id) == 0)
+			return &s->e[s->index[2 * slot]];
+	return NULL;
+}
+
 const struct agent_known *agent_known_find(const struct agent_known_set *s, const char *member_id)
 {
 	return search(s->e, s->n, member_id);
@@ -45,7 +113,7 @@ const struct agent_known *agent_known_find(const struct agent_known_set *s, cons
 
 void agent_known_seen(struct agent_known_set *s, const char *member_id, int64_t now_ms)
 {
-	struct agent_known *k = search(s->e, s->n, member_id);
+	struct agent_known *k = index_ready(s) ? probe(s, member_id) : search(s->e, s->n, member_id);
 
 	if (k && k->seen_ms < now_ms)
 		k->seen_ms = now_ms;
@@ -120,13 +188,14 @@ static void merge_new(struct agent_known_set *s, size_t sorted)
 int agent_known_note(struct agent_known_set *s, const struct rs_session_row *rows, size_t n, int64_t now_ms)
 {
 	size_t sorted = s->n; /* entries past this are new this pass, unsorted */
+	bool indexed = index_ready(s); /* over e[0..sorted): new entries are not in it */
 	int err = 0;
 
 	for (size_t i = 0; i < s->n; i++)
 		s->e[i].live = false;
 	for (size_t i = 0; i < n; i++) {
 		const struct rs_session_row *row = &rows[i];
-		struct agent_known *k = search(s->e, sorted, row->member_id);
+		struct agent_known *k = indexed ? probe(s, row->member_id) : search(s->e, sorted, row->member_id);
 
 		if (!k) {
 			uint64_t point;
@@ -148,11 +217,13 @@ int agent_known_note(struct agent_known_set *s, const struct rs_session_row *row
 		k->live |= row->live;
 		if (k->seen_ms < now_ms)
 			k->seen_ms = now_ms;
-		if (row->source[0])
-			snprintf(k->source, sizeof(k->source), "%s", row->source);
+		if (row->source[0]) /* same size, NUL-terminated: no formatting per row */
+			memcpy(k->source, row->source, sizeof(k->source));
 	}
-	if (s->n > sorted)
+	if (s->n > sorted) {
 		merge_new(s, sorted);
+		s->index_stale = true;
+	}
 	return err;
 }
 
@@ -169,12 +240,14 @@ size_t agent_known_forget(struct agent_known_set *s, int64_t now_ms, uint32_t ho
 	}
 	gone = s->n - out;
 	s->n = out;
+	s->index_stale |= gone > 0;
 	s->forgotten += gone;
 	return gone;
 }
 
 void agent_known_free(struct agent_known_set *s)
 {
+	free(s->index);
 	free(s->e);
 	*s = (struct agent_known_set){ 0 };
 }

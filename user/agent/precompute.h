@@ -10,8 +10,8 @@
  * cleanly (its row deleted) and never came back, so the set follows the
  * fleet instead of growing with every member that ever passed.
  *
- * A pass costs O(rows log known) to note the rows and O(known log points)
- * to place: the placer (include/ringsteer/placer.h) is built once per pass
+ * A pass costs O(rows) to note the rows (a hash index over the set; new
+ * members are sorted in once) and O(known log points) to place: the placer (include/ringsteer/placer.h) is built once per pass
  * over the live ring with its loads, and each decision is one successor
  * search.  The ring itself is rebuilt only when the live gateway ids change.
  *
@@ -43,6 +43,13 @@ struct agent_known_set {
 	struct agent_known *e; /* sorted by member_id */
 	size_t n, cap;
 	uint64_t forgotten;    /* members forgotten since start */
+	/* member_id -> position in e, open addressing: index_cap pairs
+	 * {position (UINT32_MAX: empty), hash's high half}; rebuilt when e
+	 * changed (stale): a pass then costs one hash per row, not a binary
+	 * search of string compares. */
+	uint32_t *index;
+	size_t index_cap;      /* a power of two, at least twice n; 0: none */
+	bool index_stale;
 };
 
 /* The live ring, kept between passes while the gateway ids stay the same. */
