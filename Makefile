@@ -15,7 +15,7 @@ endif
 # libpq's headers live outside the default include path on Debian.
 PG_CFLAGS := -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql)
 CFLAGS   := -std=c17 -Wall -Wextra -Werror $(OPT) -g -fPIC -D_GNU_SOURCE -Iinclude $(PG_CFLAGS) $(SANFLAGS) $(EXTRA_CFLAGS)
-LDFLAGS  := $(SANFLAGS)
+LDFLAGS  := $(SANFLAGS) -pthread
 LIBS     := -levent_openssl -levent -lsqlite3 -lssl -lcrypto -lpq
 
 # Debian packages the build and tests need.  clang and libclang-rt-14-dev:
