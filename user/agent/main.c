@@ -223,25 +223,11 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 static void on_sync(evutil_socket_t fd, short what, void *arg)
 {
 	struct agent *a = arg;
-	int err;
 
 	(void)fd;
-	(void)what;
-	if (what & EV_TIMEOUT && a->store && !a->watch_ev)
+	if (what & EV_TIMEOUT && a->worker && !a->watch_ev)
 		agent_watch_arm(a); /* re-arm after a lost watch; failures fall back to this poll */
-	err = agent_sync(a, agent_wall_ms());
-	if (err) {
-		/* One line per failure streak would be kinder; a failure every
-		 * second is still bounded and tells the operator it persists. */
-		rs_log(stderr, "warn", "agent", "event", "sync_failed", "error", strerror(-err), NULL);
-		/* While watching, the tick is slow (TTL/4): retry a failed pass at
-		 * the poll interval, or a change notified before it is lost. */
-		if (a->watch_ev && !evtimer_pending(a->debounce_ev, NULL)) {
-			struct timeval retry = rs_ms_timeval(a->cfg.sync_ms);
-
-			evtimer_add(a->debounce_ev, &retry);
-		}
-	}
+	agent_sync(a); /* counted and logged there, answered through the loop */
 }
 
 static void on_stop(evutil_socket_t sig, short what, void *arg)
@@ -301,10 +287,57 @@ static int start_loop(struct agent *a)
 	return 0;
 }
 
+/* Stops w and closes its store handle, unless a call has been stuck on it
+ * for a while: then the agent exits without waiting for the store (the
+ * thread ends with the process; the pinned maps steer on). */
+static void worker_stop(struct rs_store_worker *w)
+{
+	if (!w)
+		return;
+	if (rs_store_worker_busy_ms(w) > 1000) {
+		rs_log(stderr, "warn", "agent", "event", "store_stuck", "detail",
+		       "a store call is still running: exiting without waiting for it", NULL);
+		return;
+	}
+	rs_store_close(rs_store_worker_stop(w));
+}
+
+/* The store handles go to their workers, which make every store call off
+ * the loop: one for the sync reads and the registrations' steering, one for
+ * the change notifications (PostgreSQL: LISTEN holds a connection of its
+ * own; SQLite has none). */
+static int start_workers(struct agent *a)
+{
+	struct rs_store_options so = { .ttl_ms = a->cfg.ttl_ms };
+	struct rs_store *watch_store = NULL;
+	int err;
+
+	if (!a->store)
+		return 0;
+	if (strncmp(a->cfg.store_url, "sqlite:", 7) != 0) {
+		err = rs_store_open(a->cfg.store_url, &so, &watch_store);
+		if (err)
+			return err;
+		err = rs_store_worker_start(a->base, watch_store, &a->watch_worker);
+		if (err) {
+			rs_store_close(watch_store);
+			return err;
+		}
+	}
+	err = rs_store_worker_start(a->base, a->store, &a->worker);
+	if (!err)
+		a->store = NULL; /* the worker's now */
+	return err;
+}
+
 static void stop_loop(struct agent *a)
 {
 	agent_watch_close(a);
 	agent_member_server_stop(a);
+	a->stopping = true; /* answers delivered from here on only free their jobs */
+	worker_stop(a->worker);
+	worker_stop(a->watch_worker);
+	a->worker = a->watch_worker = NULL;
 	if (a->debounce_ev)
 		event_free(a->debounce_ev);
 	if (a->sync_ev)
@@ -378,9 +411,15 @@ int main(int argc, char **argv)
 		}
 	}
 	err = start_loop(&a);
+	if (!err) {
+		err = start_workers(&a);
+		if (err)
+			rs_log(stderr, "error", "agent", "event", "store_failed", "store", a.cfg.store_url, "error",
+			       strerror(-err), NULL);
+	}
 	if (err)
 		goto cleanup;
-	agent_watch_arm(&a); /* before the first sync, so no change falls between them */
+	agent_watch_arm(&a); /* a pass follows the arm, so no change falls between them */
 	on_sync(-1, 0, &a); /* at once: a restarted agent catches up before its first tick */
 	rs_log(stderr, "info", "agent", "event", "ready", "socket", a.cfg.socket_path, NULL);
 	event_base_dispatch(a.base);

@@ -440,33 +440,28 @@ static int release_gone(struct agent *a, struct view *v)
 	return 0;
 }
 
-int agent_sync(struct agent *a, int64_t now_ms)
+int agent_sync_apply(struct agent *a, struct agent_listing *l)
 {
-	struct rs_gateway_row *gws = NULL;
-	struct rs_session_row *sessions = NULL;
+	struct rs_session_row *sessions = l ? l->sessions : NULL;
+	size_t n_sessions = l ? l->n_sessions : 0;
+	int64_t now_ms = l ? l->now_ms : agent_wall_ms();
 	struct pin_set want = { 0 };
 	struct view *v = malloc(sizeof(*v));
-	size_t n_gws = 0, n_sessions = 0;
 	int err;
 
 	if (!v)
 		return -ENOMEM;
-	if (a->store) {
-		err = rs_store_list_gateways(a->store, now_ms, false, &gws, &n_gws);
-		if (!err)
-			err = rs_store_list_sessions(a->store, now_ms, true, &sessions, &n_sessions);
-		if (err) {
-			free(gws);
-			goto cleanup;
-		}
-		snapshot_set(&a->snap, gws, n_gws);
+	if (l) {
+		snapshot_set(&a->snap, l->gws, l->n_gws);
+		l->gws = NULL; /* the snapshot's now */
+		l->n_gws = 0;
 	}
 	err = view_read(&a->k.maps, v);
 	if (!err)
 		err = release_gone(a, v);
 	if (err)
 		goto cleanup;
-	if (a->store) {
+	if (l) {
 		uint32_t live = 0;
 
 		/* Sessions come sorted by gateway: one slot lookup per gateway. */
@@ -503,14 +498,7 @@ int agent_sync(struct agent *a, int64_t now_ms)
 	}
 	err = table_apply(a, v);
 cleanup:
-	/* A pass counts as failed whether the store or a map refused it: a
-	 * stuck map write must show on the counter, not only in the log. */
-	if (err)
-		a->counters.syncs_failed++;
-	else
-		a->counters.syncs_ok++;
 	free(want.e);
-	free(sessions);
 	free(v);
 	return err;
 }
