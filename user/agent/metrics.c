@@ -218,10 +218,10 @@ static void render(const void *ctx, struct evbuffer *b)
 	rs_metrics_family(b, "ringsteer_agent_sync_skipped_total", "counter",
 			  "Sync ticks skipped: the previous store read was still running (a slow or stuck store).");
 	evbuffer_add_printf(b, "ringsteer_agent_sync_skipped_total %llu\n", (unsigned long long)k->syncs_skipped);
-	rs_metrics_family(b, "ringsteer_agent_store_busy_ms", "gauge",
+	rs_metrics_family(b, "ringsteer_agent_store_busy_seconds", "gauge",
 			  "How long the store call running now has taken (0: idle).");
-	evbuffer_add_printf(b, "ringsteer_agent_store_busy_ms %lld\n",
-			    a->worker ? (long long)rs_store_worker_busy_ms(a->worker) : 0LL);
+	evbuffer_add_printf(b, "ringsteer_agent_store_busy_seconds %.3f\n",
+			    a->worker ? (double)rs_store_worker_busy_ms(a->worker) / 1000.0 : 0.0);
 	rs_metrics_family(b, "ringsteer_agent_store_watching", "gauge",
 			  "1 while the agent follows store change notifications (PostgreSQL), 0 while it polls.");
 	evbuffer_add_printf(b, "ringsteer_agent_store_watching %d\n", a->watch_ev ? 1 : 0);
