@@ -153,6 +153,13 @@ $(BUILD)/kernel/%: $(BUILD)/obj/tests/kernel/%.o $(AGENT_LIB_OBJS) $(BUILD)/libr
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(AGENT_LIB_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lbpf -lm
 
+# The agent's precomputation benchmark links the agent's pure part (the known
+# supervisors and their placements; no BPF) besides the library.
+AGENT_PURE_OBJS := $(BUILD)/obj/user/agent/known.o $(BUILD)/obj/user/agent/precompute.o
+$(BUILD)/bench/bench_agent_precompute: $(BUILD)/obj/bench/bench_agent_precompute.o $(AGENT_PURE_OBJS) $(BUILD)/libringsteer.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(AGENT_PURE_OBJS) $(BUILD)/libringsteer.a $(LIBS)
+
 # `make bench` also measures kernel steering (ns per sk_lookup run,
 # connections per second steered vs direct); root only, else it says so.
 .PHONY: bench-steer

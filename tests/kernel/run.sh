@@ -6,7 +6,8 @@
 #   NAME: run only the tests whose name contains NAME.
 #   RS_KERNEL_EXCLUDE: names (space-separated) not to run at all.
 #
-# table_test checks the bucket builder and the hash (no kernel).  The
+# table_test checks the bucket builder and the hash, precompute_test the
+# known supervisors and their precomputed placements (no kernel).  The
 # datapath tests (steer_test NAME) run in `unshare -n` with lo up; the
 # agent tests (t_*.sh) make a named netns and run the agent in it with
 # nsenter (it keeps the host's mount namespace, so bpffs pins outlive the
@@ -29,7 +30,7 @@ out_root="$build/kernel-tests"
 mkdir -p "$out_root"
 
 # name and command of every test
-tests=(table)
+tests=(table precompute)
 for t in steered ipv6 pinned miss stalepin sockops; do tests+=("steer_$t"); done
 for t in "$here"/t_*.sh; do tests+=("$(basename "$t" .sh)"); done
 
@@ -43,8 +44,8 @@ for name in "${tests[@]}"; do
 	fi
 	out="$out_root/$name.out"
 	start=$(date +%s%N)
-	if [ "$name" = table ]; then
-		"$build/kernel/table_test" >"$out" 2>&1 </dev/null
+	if [ "$name" = table ] || [ "$name" = precompute ]; then
+		"$build/kernel/${name}_test" >"$out" 2>&1 </dev/null
 		rc=$?
 	elif [ "$(id -u)" != 0 ]; then
 		echo "skipped: not root" >"$out"

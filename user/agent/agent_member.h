@@ -17,6 +17,13 @@
 #include "ringsteer_maps.h"
 
 #define AGENT_MEMBERS_MAX 4096 /* registrations held at once (a node's supervisors) */
+/* A registration waits this long for the store's choice of target, then is
+ * answered without one (connects go through the Service until it comes). */
+#define AGENT_STEER_WAIT_MS 250
+#define AGENT_STEER_LATE_TEXT \
+	"registered by %s; the store has not answered within 250 ms: connects go through the Service until it does"
+
+struct steer_job;
 
 struct agent;
 struct event;
@@ -31,6 +38,7 @@ struct agent_member_scope {
 struct agent_member_verdict {
 	enum rs_agent_reg_reason reason;
 	char text[RS_AGENT_REG_TEXT_MAX + 1];
+	bool later; /* admitted; the answer comes with the store's (agent_member_reply) */
 };
 
 /* One connection on the member socket; once registered, the registration. */
@@ -47,6 +55,8 @@ struct agent_member {
 	char member_id[RS_ID_MAX + 1];
 	struct rs_client_key key;
 	char gateway[RS_ID_MAX + 1]; /* target; "" when none could be chosen */
+	struct steer_job *steer;     /* rs_store_steer in flight for it, or NULL */
+	bool awaiting;               /* registered, its answer not sent yet */
 };
 
 /* A gateway endpoint that registered callers are sent to (rs_targets). */
@@ -77,10 +87,12 @@ int agent_member_scope_init(struct agent *a);
 
 /* ---- members.c ------------------------------------------------------------- */
 
-/* Registers m (key filled): refuses a key another member holds, chooses
- * its target through the store (rs_store_steer) and writes its rs_clients
- * entry.  With no store, or no gateway to choose, it is registered without
- * an entry (its connects go through kube-proxy).  Returns the reason. */
+/* Registers m (key filled): refuses a key another member holds, asks the
+ * store worker for its target (rs_store_steer), whose answer writes its
+ * rs_clients entry.  With no store, or no gateway to choose, it is
+ * registered without an entry (its connects go through kube-proxy).
+ * Returns the reason; v->later: the answer comes through
+ * agent_member_reply() (the caller sends nothing yet). */
 enum rs_agent_reg_reason agent_member_admit(struct agent *a, struct agent_member *m, struct agent_member_verdict *v,
 					    int64_t now_ms);
 
@@ -107,5 +119,9 @@ int agent_member_server_start(struct agent *a, const char *path);
 
 /* Closes the listener and every registration (their entries deleted). */
 void agent_member_server_stop(struct agent *a);
+
+/* Sends v as m's answer if m still waits for one (v->later from admit);
+ * otherwise nothing. */
+void agent_member_reply(struct agent_member *m, const struct agent_member_verdict *v);
 
 #endif

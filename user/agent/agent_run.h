@@ -12,8 +12,10 @@
 #include "agent.h"
 #include "agent_load.h"
 #include "agent_member.h"
+#include "precompute.h"
 #include "ringsteer/agent_reg.h"
 #include "ringsteer/store.h"
+#include "ringsteer/store_worker.h"
 
 #define AGENT_SERVICES_MAX RS_SERVICES_MAX
 
@@ -32,6 +34,7 @@ struct agent_config {
 	bool replace;
 	uint32_t sync_ms;          /* store poll interval (without a watch) */
 	uint32_t ttl_ms;           /* the gateways' row TTL (must match theirs) */
+	uint32_t forget_ms;        /* a known supervisor not seen for this long is forgotten */
 	const char *probe_missing; /* tests: a feature to report absent */
 };
 
@@ -46,6 +49,9 @@ struct agent_counters {
 	uint64_t members_gone;            /* registrations ended (the supervisor closed its link) */
 	uint64_t client_writes, target_writes; /* rs_clients / rs_targets updates */
 	uint64_t steer_failures;          /* rs_store_steer calls that failed */
+	uint64_t syncs_skipped;           /* ticks while the previous read was still in flight */
+	uint64_t member_steer_late;       /* registrations answered before the store (it did not
+					   * answer within AGENT_STEER_WAIT_MS): steered once it does */
 };
 
 /* What the last sync saw, for the table rebuilt at a registration. */
@@ -55,17 +61,6 @@ struct agent_snapshot {
 	size_t n_gateways;
 };
 
-/* Supervisors the agent has seen in a session, remembered after their row
- * goes (a clean departure deletes it): their next arrival is precomputed.
- * Sorted by member id; bounded by AGENT_KNOWN_MAX (oldest dropped first is
- * not tracked: past the bound, new members are simply not remembered). */
-#define AGENT_KNOWN_MAX 65536
-
-struct agent_known {
-	char member_id[RS_ID_MAX + 1];
-	char source[RS_ENDPOINT_MAX + 1];
-};
-
 struct event_base;
 struct event;
 struct evhttp;
@@ -73,7 +68,12 @@ struct evhttp;
 struct agent {
 	struct agent_config cfg;
 	struct agent_kernel k;
-	struct rs_store *store;
+	struct rs_store *store;            /* until the worker takes it; NULL after */
+	struct rs_store_worker *worker;    /* every store call runs on it; NULL: no store */
+	bool sync_reading;                 /* a sync read is in flight (at most one) */
+	struct rs_store_worker *watch_worker; /* the watch's own handle (PostgreSQL); NULL: none */
+	bool watch_arming, watch_consuming;   /* a watch job in flight */
+	bool stopping;                     /* answers arriving now only free what they hold */
 	struct event_base *base;
 	struct rs_agent_reg_server *reg;
 	struct evhttp *http;
@@ -84,8 +84,8 @@ struct agent {
 	struct agent_counters counters;
 	struct agent_snapshot snap;
 	uint32_t pins_live, pins_precomputed;  /* last sync's pins by origin */
-	struct agent_known *known;             /* sorted by member id */
-	size_t n_known, known_cap;
+	struct agent_known_set known;          /* supervisors seen, for precomputed pins */
+	struct agent_ring_cache ring_cache;    /* the live ring, while the gateway ids stay */
 	/* connect-time steering (agent_member.h) */
 	struct agent_member_scope scope;
 	int member_lfd;                        /* -1: no member socket */
@@ -105,22 +105,46 @@ int64_t agent_wall_ms(void);
 /* The live gateway id's row in the snapshot, or NULL. */
 const struct rs_gateway_row *agent_snapshot_gateway(const struct agent_snapshot *s, const char *id);
 
+/* What one sync read from the store. */
+struct agent_listing {
+	int64_t now_ms;                   /* the store's clock when read */
+	struct rs_gateway_row *gws;       /* live gateways, sorted by id */
+	size_t n_gws;
+	struct rs_session_row *sessions;  /* every session row, sorted by gateway then member */
+	size_t n_sessions;
+};
+
 /* ---- sync.c --------------------------------------------------------------- */
 
-/* One pass: reads the store (when configured), frees slots whose gateway
- * is gone, rewrites pins (sessions on local gateways, precomputed ones for
- * known supervisors with no session), the peer endpoints, and the bucket
- * table (only when it changed).  A store error leaves the maps as they are.
- * Returns 0 or -errno. */
-int agent_sync(struct agent *a, int64_t now_ms);
+/* One pass's map writes, on the loop, from l (NULL: no store): frees slots
+ * whose gateway is gone, rewrites pins (sessions on local gateways,
+ * precomputed ones for known supervisors with no session), the peer
+ * endpoints, the members' entries, and the bucket table (only when it
+ * changed).  Takes l->gws into the snapshot (l->gws NULL after).  Returns 0
+ * or -errno. */
+int agent_sync_apply(struct agent *a, struct agent_listing *l);
+
+/* ---- sync_read.c ------------------------------------------------------------ */
+
+/* Starts a pass: without a store, applies it now; with one, submits the
+ * store read to the worker (never on the loop) unless a read is still in
+ * flight (then the tick is skipped and counted: a stuck store holds one
+ * read, never a queue of them); its answer applies the pass on the loop.
+ * A failed read changes nothing: the kernel steers on from the maps and
+ * entries not refreshed expire.  Failures are counted and logged here.
+ * Returns 0, -EBUSY (a read in flight), -errno. */
+int agent_sync(struct agent *a);
+
+/* Counts and logs a pass's result (syncs_total). */
+void agent_sync_report(struct agent *a, int err);
 
 /* ---- watch.c -------------------------------------------------------------- */
 
 /* Starts following the store's change notifications if it offers them and
- * the watch is not up: notifications then trigger a sync (debounced) and
- * the poll slows to TTL/4.  Returns 0 (watching, or the store cannot
- * notify: polling) or -errno (the tick stays at --sync-interval; retried by
- * the caller at the next tick). */
+ * the watch is not up: connects on the watch worker, and once armed,
+ * notifications trigger a sync (debounced) and the poll slows to TTL/4; a
+ * pass follows the arm.  Returns 0 (arming, or nothing to arm) or -errno
+ * (the tick stays at --sync-interval; retried at the next tick). */
 int agent_watch_arm(struct agent *a);
 
 /* Stops watching (the store connection itself stays). */

@@ -40,6 +40,9 @@ static const char usage[] =
 	"  --store URL           follow this store (pins, room-weighted table); without it\n"
 	"                        every local gateway weighs the same and pins are left alone\n"
 	"  --ttl MS              the gateways' row TTL (default 15000; must match theirs)\n"
+	"  --forget-after MS     forget a known supervisor (for precomputed pins) not seen\n"
+	"                        in a session or a registration for this long (default\n"
+	"                        600000: 10 minutes)\n"
 	"  --sync-interval MS    store poll (default 1000); with a store that notifies\n"
 	"                        (PostgreSQL LISTEN/NOTIFY) changes trigger a sync and\n"
 	"                        the poll slows to max(MS, TTL/4), for expiries\n"
@@ -62,7 +65,7 @@ static const char usage[] =
 static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 {
 	enum { O_SERVICE = 256, O_STORE, O_TTL, O_SYNC, O_METRICS, O_SOCKET, O_ALLOW_UID, O_REPLACE, O_PIN_ROOT,
-	       O_PROBE_MISSING, O_MEMBER_SOCKET, O_CGROUP, O_NO_CONNECT };
+	       O_PROBE_MISSING, O_MEMBER_SOCKET, O_CGROUP, O_NO_CONNECT, O_FORGET };
 	static const struct option opts[] = {
 		{ "service", required_argument, NULL, O_SERVICE },
 		{ "store", required_argument, NULL, O_STORE },
@@ -77,6 +80,7 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 		{ "member-socket", required_argument, NULL, O_MEMBER_SOCKET },
 		{ "cgroup", required_argument, NULL, O_CGROUP },
 		{ "no-connect", no_argument, NULL, O_NO_CONNECT },
+		{ "forget-after", required_argument, NULL, O_FORGET },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -84,7 +88,8 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 	socklen_t len;
 	int c;
 
-	*cfg = (struct agent_config){ .socket_path = RS_AGENT_SOCKET_DEFAULT, .sync_ms = 1000, .ttl_ms = 15000 };
+	*cfg = (struct agent_config){ .socket_path = RS_AGENT_SOCKET_DEFAULT, .sync_ms = 1000, .ttl_ms = 15000,
+				      .forget_ms = 600000 };
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		uint32_t v;
@@ -104,6 +109,9 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 			break;
 		case O_STORE: cfg->store_url = optarg; break;
 		case O_TTL: err = rs_parse_flag_u32("ringsteer-agent", "--ttl", optarg, 1, 86400000, &cfg->ttl_ms); break;
+		case O_FORGET:
+			err = rs_parse_flag_u32("ringsteer-agent", "--forget-after", optarg, 1, UINT32_MAX / 2, &cfg->forget_ms);
+			break;
 		case O_SYNC: err = rs_parse_flag_u32("ringsteer-agent", "--sync-interval", optarg, 1, 3600000, &cfg->sync_ms); break;
 		case O_METRICS:
 			if (rs_endpoint_parse(optarg, &ss, &len)) {
@@ -215,25 +223,11 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 static void on_sync(evutil_socket_t fd, short what, void *arg)
 {
 	struct agent *a = arg;
-	int err;
 
 	(void)fd;
-	(void)what;
-	if (what & EV_TIMEOUT && a->store && !a->watch_ev)
+	if (what & EV_TIMEOUT && a->worker && !a->watch_ev)
 		agent_watch_arm(a); /* re-arm after a lost watch; failures fall back to this poll */
-	err = agent_sync(a, agent_wall_ms());
-	if (err) {
-		/* One line per failure streak would be kinder; a failure every
-		 * second is still bounded and tells the operator it persists. */
-		rs_log(stderr, "warn", "agent", "event", "sync_failed", "error", strerror(-err), NULL);
-		/* While watching, the tick is slow (TTL/4): retry a failed pass at
-		 * the poll interval, or a change notified before it is lost. */
-		if (a->watch_ev && !evtimer_pending(a->debounce_ev, NULL)) {
-			struct timeval retry = rs_ms_timeval(a->cfg.sync_ms);
-
-			evtimer_add(a->debounce_ev, &retry);
-		}
-	}
+	agent_sync(a); /* counted and logged there, answered through the loop */
 }
 
 static void on_stop(evutil_socket_t sig, short what, void *arg)
@@ -293,10 +287,57 @@ static int start_loop(struct agent *a)
 	return 0;
 }
 
+/* Stops w and closes its store handle, unless a call has been stuck on it
+ * for a while: then the agent exits without waiting for the store (the
+ * thread ends with the process; the pinned maps steer on). */
+static void worker_stop(struct rs_store_worker *w)
+{
+	if (!w)
+		return;
+	if (rs_store_worker_busy_ms(w) > 1000) {
+		rs_log(stderr, "warn", "agent", "event", "store_stuck", "detail",
+		       "a store call is still running: exiting without waiting for it", NULL);
+		return;
+	}
+	rs_store_close(rs_store_worker_stop(w));
+}
+
+/* The store handles go to their workers, which make every store call off
+ * the loop: one for the sync reads and the registrations' steering, one for
+ * the change notifications (PostgreSQL: LISTEN holds a connection of its
+ * own; SQLite has none). */
+static int start_workers(struct agent *a)
+{
+	struct rs_store_options so = { .ttl_ms = a->cfg.ttl_ms };
+	struct rs_store *watch_store = NULL;
+	int err;
+
+	if (!a->store)
+		return 0;
+	if (strncmp(a->cfg.store_url, "sqlite:", 7) != 0) {
+		err = rs_store_open(a->cfg.store_url, &so, &watch_store);
+		if (err)
+			return err;
+		err = rs_store_worker_start(a->base, watch_store, &a->watch_worker);
+		if (err) {
+			rs_store_close(watch_store);
+			return err;
+		}
+	}
+	err = rs_store_worker_start(a->base, a->store, &a->worker);
+	if (!err)
+		a->store = NULL; /* the worker's now */
+	return err;
+}
+
 static void stop_loop(struct agent *a)
 {
 	agent_watch_close(a);
 	agent_member_server_stop(a);
+	a->stopping = true; /* answers delivered from here on only free their jobs */
+	worker_stop(a->worker);
+	worker_stop(a->watch_worker);
+	a->worker = a->watch_worker = NULL;
 	if (a->debounce_ev)
 		event_free(a->debounce_ev);
 	if (a->sync_ev)
@@ -370,9 +411,15 @@ int main(int argc, char **argv)
 		}
 	}
 	err = start_loop(&a);
+	if (!err) {
+		err = start_workers(&a);
+		if (err)
+			rs_log(stderr, "error", "agent", "event", "store_failed", "store", a.cfg.store_url, "error",
+			       strerror(-err), NULL);
+	}
 	if (err)
 		goto cleanup;
-	agent_watch_arm(&a); /* before the first sync, so no change falls between them */
+	agent_watch_arm(&a); /* a pass follows the arm, so no change falls between them */
 	on_sync(-1, 0, &a); /* at once: a restarted agent catches up before its first tick */
 	rs_log(stderr, "info", "agent", "event", "ready", "socket", a.cfg.socket_path, NULL);
 	event_base_dispatch(a.base);
@@ -381,7 +428,8 @@ cleanup:
 	stop_loop(&a);
 	rs_store_close(a.store);
 	free(a.snap.gateways);
-	free(a.known);
+	agent_known_free(&a.known);
+	agent_ring_cache_free(&a.ring_cache);
 	agent_kernel_close(&a.k);
 	return rc;
 }

@@ -12,6 +12,10 @@
  *   /proc), so it can only steer its own connects.  Everything it sends
  *   is bounded (one request of at most RS_AGENT_REG_MSG_MAX bytes; anything
  *   after it ends the registration).
+ * - A registration is answered when the store has chosen its target (on
+ *   the store worker), or AGENT_STEER_WAIT_MS after it was judged without
+ *   one, whichever comes first: a store that stops answering never holds
+ *   a caller.
  * - Every request gets one answer, counted under exactly one reason
  *   (a->member_results) and logged; a registration's end is logged and
  *   its rs_clients entry deleted at once. */
@@ -141,8 +145,25 @@ static void judge(struct agent_member *m, const struct rs_agent_member_request *
 		member_free(m);
 		return;
 	}
-	answer(m, &v);
-	event_free(m->deadline);
+	m->awaiting = true;
+	if (v.later) { /* the store's answer, or this deadline, answers it */
+		struct timeval wait = rs_ms_timeval(AGENT_STEER_WAIT_MS);
+
+		evtimer_del(m->deadline);
+		evtimer_add(m->deadline, &wait);
+		return;
+	}
+	agent_member_reply(m, &v);
+}
+
+void agent_member_reply(struct agent_member *m, const struct agent_member_verdict *v)
+{
+	if (!m->awaiting)
+		return;
+	m->awaiting = false;
+	answer(m, v);
+	if (m->deadline)
+		event_free(m->deadline);
 	m->deadline = NULL;
 }
 
@@ -192,6 +213,15 @@ static void member_expired(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	if (m->awaiting) { /* admitted; the store has not chosen its target yet */
+		struct agent_member_verdict v = { .reason = RS_AGENT_REG_OK };
+
+		m->a->counters.member_steer_late++;
+		snprintf(v.text, sizeof(v.text), AGENT_STEER_LATE_TEXT,
+			 m->key.kind == RS_CLIENT_NETNS ? "netns" : "cgroup");
+		agent_member_reply(m, &v);
+		return;
+	}
 	refuse(m, RS_AGENT_REG_TIMEOUT, NULL);
 }
 

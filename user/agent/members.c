@@ -15,7 +15,12 @@
  * - The target is the member's live session's gateway (a restart or a
  *   blip goes home), else the rule's choice through rs_store_steer, which
  *   reserves it in the store so that concurrent registrations and the
- *   gateway's own decision count it. */
+ *   gateway's own decision count it.
+ * - rs_store_steer runs on the store worker, never on the loop: a
+ *   registration is answered when it answers, or after AGENT_STEER_WAIT_MS
+ *   without a target (at once when the store is already stuck), and steered
+ *   when the answer comes.  A member gone meanwhile has cleared its job's
+ *   pointer: the answer is dropped. */
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <stdio.h>
@@ -129,38 +134,112 @@ static int client_write(struct agent *a, const struct agent_member *m, const cha
 	return 0;
 }
 
-/* Chooses m's target through the store; *peer gets its endpoint.  A store
- * that cannot answer leaves m without a target (kube-proxy decides). */
-static int steer_member(struct agent *a, struct agent_member *m, int64_t now_ms, char *peer, size_t cap)
-{
-	struct rs_store_steer st;
-	int err;
-
-	m->gateway[0] = '\0';
-	if (!a->store)
-		return 0;
-	err = rs_store_steer(a->store, m->member_id, now_ms, &st);
-	if (err) {
-		a->counters.steer_failures++;
-		return err;
-	}
-	snprintf(m->gateway, sizeof(m->gateway), "%s", st.gateway_id);
-	snprintf(peer, cap, "%s", st.peer);
-	return 0;
-}
-
 static const char *kind_name(uint32_t kind)
 {
 	return kind == RS_CLIENT_NETNS ? "netns" : "cgroup";
+}
+
+/* The answer to m's registration once its target is known (or not). */
+static void verdict_of(const struct agent_member *m, int err, const char *peer, struct agent_member_verdict *v)
+{
+	v->reason = RS_AGENT_REG_OK;
+	v->later = false;
+	if (err)
+		snprintf(v->text, sizeof(v->text), "registered by %s; not steered yet (%s): connects go through the Service",
+			 kind_name(m->key.kind), strerror(-err));
+	else if (!m->gateway[0])
+		snprintf(v->text, sizeof(v->text), "registered by %s; no store: connects go through the Service",
+			 kind_name(m->key.kind));
+	else
+		snprintf(v->text, sizeof(v->text), "registered by %s; connects go to %.80s at %.60s",
+			 kind_name(m->key.kind), m->gateway, peer);
+}
+
+/* rs_store_steer for one member, on the store worker.  The loop keeps m
+ * while the job runs; m's free clears m here, and the answer is dropped. */
+struct steer_job {
+	struct agent *a;
+	struct agent_member *m;
+	char member_id[RS_ID_MAX + 1];
+	int64_t now_ms;
+	struct rs_store_steer out;
+};
+
+static void steer_run(struct rs_store *st, void *const *args, int *errs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct steer_job *j = args[i];
+
+		errs[i] = rs_store_steer(st, j->member_id, j->now_ms, &j->out);
+	}
+}
+
+/* Loop thread: m (if still there and registered) gets its target and its
+ * entry, and its registration its answer if it still waits for one. */
+static void steer_done(void *arg, int err)
+{
+	struct steer_job *j = arg;
+	struct agent_member *m = j->m;
+	struct agent *a = j->a;
+	struct agent_member_verdict v;
+
+	if (!m || a->stopping) {
+		free(j);
+		return;
+	}
+	m->steer = NULL;
+	if (err) {
+		a->counters.steer_failures++;
+		m->gateway[0] = '\0';
+	} else {
+		snprintf(m->gateway, sizeof(m->gateway), "%s", j->out.gateway_id);
+	}
+	if (!err && m->registered)
+		err = client_write(a, m, j->out.peer);
+	verdict_of(m, err, j->out.peer, &v);
+	agent_member_reply(m, &v);
+	free(j);
+}
+
+static const struct rs_store_job_kind steer_kind = {
+	.name = "agent member steer",
+	.run = steer_run,
+	.done = steer_done,
+	.batch_max = 1,
+};
+
+/* Chooses m's target through the store, off the loop: the answer writes
+ * its entry.  Returns 0 (submitted, or one already in flight) or -errno. */
+static int steer_submit(struct agent *a, struct agent_member *m, int64_t now_ms)
+{
+	struct steer_job *j;
+	int err;
+
+	if (m->steer)
+		return 0;
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	j->a = a;
+	j->m = m;
+	j->now_ms = now_ms;
+	snprintf(j->member_id, sizeof(j->member_id), "%s", m->member_id);
+	err = rs_store_worker_submit(a->worker, &steer_kind, j);
+	if (err) {
+		free(j);
+		return err;
+	}
+	m->steer = j;
+	return 0;
 }
 
 enum rs_agent_reg_reason agent_member_admit(struct agent *a, struct agent_member *m, struct agent_member_verdict *v,
 					    int64_t now_ms)
 {
 	struct agent_member *other = holder_of(a, &m->key, m);
-	char peer[RS_ENDPOINT_MAX + 1] = "";
 	int err;
 
+	v->later = false;
 	if (other && strcmp(other->member_id, m->member_id) != 0) {
 		v->reason = RS_AGENT_REG_KEY_IN_USE;
 		snprintf(v->text, sizeof(v->text), "%.120s (%.60s)", rs_agent_reg_reason_text(v->reason),
@@ -177,24 +256,32 @@ enum rs_agent_reg_reason agent_member_admit(struct agent *a, struct agent_member
 	else
 		a->n_members++;
 	m->registered = true;
-	err = steer_member(a, m, now_ms, peer, sizeof(peer));
-	if (!err)
-		err = client_write(a, m, peer);
-	v->reason = RS_AGENT_REG_OK;
-	if (err)
-		snprintf(v->text, sizeof(v->text), "registered by %s; not steered yet (%s): connects go through the Service",
-			 kind_name(m->key.kind), strerror(-err));
-	else if (!m->gateway[0])
-		snprintf(v->text, sizeof(v->text), "registered by %s; no store: connects go through the Service",
-			 kind_name(m->key.kind));
-	else
-		snprintf(v->text, sizeof(v->text), "registered by %s; connects go to %.80s at %.60s",
-			 kind_name(m->key.kind), m->gateway, peer);
+	m->gateway[0] = '\0';
+	if (!a->worker) { /* no store: no entry, kube-proxy decides */
+		verdict_of(m, client_write(a, m, ""), "", v);
+		return RS_AGENT_REG_OK;
+	}
+	err = steer_submit(a, m, now_ms);
+	if (err) {
+		verdict_of(m, err, "", v);
+		return RS_AGENT_REG_OK;
+	}
+	if (rs_store_worker_busy_ms(a->worker) >= AGENT_STEER_WAIT_MS) {
+		/* The store is stuck now: answer at once, steer when it answers. */
+		a->counters.member_steer_late++;
+		snprintf(v->text, sizeof(v->text), AGENT_STEER_LATE_TEXT, kind_name(m->key.kind));
+		return RS_AGENT_REG_OK;
+	}
+	v->later = true; /* answered by steer_done, or by the member socket after AGENT_STEER_WAIT_MS */
 	return RS_AGENT_REG_OK;
 }
 
 void agent_member_forget(struct agent *a, struct agent_member *m)
 {
+	if (m->steer) { /* its answer, when it comes, finds no one */
+		m->steer->m = NULL;
+		m->steer = NULL;
+	}
 	if (!m->registered)
 		return;
 	m->registered = false;
@@ -302,10 +389,14 @@ int agent_members_sync(struct agent *a, const struct rs_session_row *sessions, s
 			; /* keep its target while it is ready */
 		else
 			row = NULL;
-		if (row)
-			snprintf(peer, sizeof(peer), "%s", row->peer);
-		else if (steer_member(a, m, now_ms, peer, sizeof(peer)) < 0)
-			continue; /* no entry rewritten: it expires, kube-proxy decides */
+		if (!row) {
+			/* Steered off the loop: its answer writes the entry; until
+			 * then none is rewritten (it expires, kube-proxy decides). */
+			if (steer_submit(a, m, now_ms) < 0)
+				a->counters.steer_failures++;
+			continue;
+		}
+		snprintf(peer, sizeof(peer), "%s", row->peer);
 		err = client_write(a, m, peer);
 		/* A full map, no free slot, a peer that is not numeric ADDR:PORT:
 		 * that caller goes through kube-proxy; the others are steered. */

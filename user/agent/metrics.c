@@ -147,6 +147,10 @@ static void render_connect(const struct agent *a, struct evbuffer *b)
 			  "Supervisor registrations ended by the supervisor (its link closed).");
 	evbuffer_add_printf(b, "ringsteer_agent_members_gone_total %llu\n",
 			    (unsigned long long)a->counters.members_gone);
+	rs_metrics_family(b, "ringsteer_agent_member_steer_late_total", "counter",
+			  "Member registrations answered before the store chose their target (it did not answer in time).");
+	evbuffer_add_printf(b, "ringsteer_agent_member_steer_late_total %llu\n",
+			    (unsigned long long)a->counters.member_steer_late);
 
 	/* One sample per used slot: members.c keeps one slot per gateway, so
 	 * a gateway label never repeats. */
@@ -200,11 +204,24 @@ static void render(const void *ctx, struct evbuffer *b)
 	rs_metrics_family(b, "ringsteer_agent_pins", "gauge", "Pins written by the last sync, by origin.");
 	evbuffer_add_printf(b, "ringsteer_agent_pins{origin=\"session\"} %u\n", a->pins_live);
 	evbuffer_add_printf(b, "ringsteer_agent_pins{origin=\"precomputed\"} %u\n", a->pins_precomputed);
+	rs_metrics_family(b, "ringsteer_agent_known_members", "gauge",
+			  "Supervisors remembered for precomputed pins (seen within --forget-after).");
+	evbuffer_add_printf(b, "ringsteer_agent_known_members %zu\n", a->known.n);
+	rs_metrics_family(b, "ringsteer_agent_known_forgotten_total", "counter",
+			  "Known supervisors forgotten: not seen in a session row or a registration within --forget-after.");
+	evbuffer_add_printf(b, "ringsteer_agent_known_forgotten_total %llu\n", (unsigned long long)a->known.forgotten);
 	rs_metrics_family(b, "ringsteer_agent_syncs_total", "counter",
 			  "Sync passes (store read and map writes), by result.");
 	evbuffer_add_printf(b, "ringsteer_agent_syncs_total{result=\"ok\"} %llu\n", (unsigned long long)k->syncs_ok);
 	evbuffer_add_printf(b, "ringsteer_agent_syncs_total{result=\"error\"} %llu\n",
 			    (unsigned long long)k->syncs_failed);
+	rs_metrics_family(b, "ringsteer_agent_sync_skipped_total", "counter",
+			  "Sync ticks skipped: the previous store read was still running (a slow or stuck store).");
+	evbuffer_add_printf(b, "ringsteer_agent_sync_skipped_total %llu\n", (unsigned long long)k->syncs_skipped);
+	rs_metrics_family(b, "ringsteer_agent_store_busy_seconds", "gauge",
+			  "How long the store call running now has taken (0: idle).");
+	evbuffer_add_printf(b, "ringsteer_agent_store_busy_seconds %.3f\n",
+			    a->worker ? (double)rs_store_worker_busy_ms(a->worker) / 1000.0 : 0.0);
 	rs_metrics_family(b, "ringsteer_agent_store_watching", "gauge",
 			  "1 while the agent follows store change notifications (PostgreSQL), 0 while it polls.");
 	evbuffer_add_printf(b, "ringsteer_agent_store_watching %d\n", a->watch_ev ? 1 : 0);

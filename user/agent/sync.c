@@ -4,10 +4,11 @@
  *  - slots: a slot whose listener is gone and whose gateway is no longer
  *    live in the store (or, without a store, at once) is freed;
  *  - pins: each live session on a local gateway pins its source address to
- *    that gateway's slot; each known supervisor (seen in any session, its
- *    row since expired or deleted at a clean departure) with no live
- *    session is placed by the rule, as a Service arrival, and pinned when
- *    the rule picks a local gateway (a precomputed placement).
+ *    that gateway's slot; each known supervisor (seen in a session, its
+ *    row since expired or deleted at a clean departure, and not forgotten:
+ *    seen within --forget-after) with no live session is placed by the
+ *    rule, as a Service arrival, and pinned when the rule picks a local
+ *    gateway (a precomputed placement, precompute.c).
  *    A source address two supervisors share with different answers is not
  *    pinned (the table decides);
  *  - peer endpoints of local gateways into rs_endpoints (sockops counts
@@ -31,7 +32,6 @@
 #include "ringsteer/endpoint.h"
 #include "ringsteer/logfmt.h"
 #include "ringsteer/placement.h"
-#include "ringsteer/ring.h"
 
 /* The slots as they are now. */
 struct view {
@@ -240,124 +240,62 @@ static const struct pin_entry *pin_find(const struct pin_set *p, const struct rs
 	return p->n ? bsearch(&probe, p->e, p->n, sizeof(*p->e), pin_cmp) : NULL;
 }
 
-static int strcmp_ptr(const void *x, const void *y)
+/* One pass's precomputed pins: where each placement lands locally. */
+struct precompute_ctx {
+	struct agent *a;
+	const struct view *v;
+	struct pin_set *want;
+	const struct rs_gateway_row *gws; /* the snapshot's, sorted by id */
+	int *slot_of;                     /* per snapshot gateway: its local slot, -1 none, -2 not looked up */
+};
+
+static int precomputed_pin(void *arg, const struct agent_known *k, const char *gateway_id)
 {
-	return strcmp(*(const char *const *)x, *(const char *const *)y);
+	struct precompute_ctx *c = arg;
+	const struct rs_gateway_row *row = agent_snapshot_gateway(&c->a->snap, gateway_id);
+	struct rs_source_key sk;
+	int *slot;
+	int err;
+
+	if (!row || agent_source_key_text(k->source, &sk))
+		return 0;
+	/* A slot lookup per gateway, not per member: there are 65k members. */
+	slot = &c->slot_of[row - c->gws];
+	if (*slot == -2)
+		*slot = local_slot(c->v, gateway_id);
+	if (*slot < 0)
+		return 0;
+	err = pin_add(c->want, k->source, (uint32_t)*slot);
+	if (!err)
+		c->a->pins_precomputed++;
+	return err;
 }
 
-static int known_cmp(const void *x, const void *y)
-{
-	return strcmp(((const struct agent_known *)x)->member_id, ((const struct agent_known *)y)->member_id);
-}
-
-/* Remembers each session's member and source (the newest wins), so that a
- * supervisor whose row is gone is still known. */
-static int known_update(struct agent *a, const struct rs_session_row *rows, size_t n)
-{
-	size_t sorted = a->n_known; /* entries past this are new, unsorted */
-
-	for (size_t i = 0; i < n; i++) {
-		struct agent_known probe, *k;
-
-		if (!rows[i].source[0])
-			continue;
-		snprintf(probe.member_id, sizeof(probe.member_id), "%s", rows[i].member_id);
-		/* A listing holds each member once, so only the sorted part
-		 * can hold it already. */
-		k = sorted ? bsearch(&probe, a->known, sorted, sizeof(*k), known_cmp) : NULL;
-		if (!k) {
-			if (a->n_known == AGENT_KNOWN_MAX)
-				continue;
-			if (a->n_known == a->known_cap) {
-				size_t cap = a->known_cap ? a->known_cap * 2 : 64;
-				struct agent_known *grown = realloc(a->known, cap * sizeof(*grown));
-
-				if (!grown)
-					return -ENOMEM;
-				a->known = grown;
-				a->known_cap = cap;
-			}
-			k = &a->known[a->n_known++];
-			*k = probe;
-		}
-		snprintf(k->source, sizeof(k->source), "%s", rows[i].source);
-	}
-	if (a->n_known > sorted)
-		qsort(a->known, a->n_known, sizeof(*a->known), known_cmp);
-	return 0;
-}
-
-/* Precomputed placements: each known supervisor with no live session, as
- * if it arrived through the Service now.  Loads are counted from this same
- * sessions listing, so they agree with the set of live sessions. */
+/* Known supervisors follow this listing and the registrations; those not
+ * seen within --forget-after go; the rest without a live session get
+ * precomputed pins. */
 static int precompute(struct agent *a, const struct view *v, const struct rs_session_row *rows, size_t n,
-		      struct pin_set *want)
+		      struct pin_set *want, int64_t now_ms)
 {
 	const struct agent_snapshot *s = &a->snap;
-	struct rs_gateway_load *loads = NULL;
-	const char **ids = NULL, **live = NULL;
-	struct rs_ring *ring = NULL;
-	size_t n_live = 0;
-	int err = 0;
+	struct precompute_ctx c = { .a = a, .v = v, .want = want, .gws = s->gateways };
+	int err = agent_known_note(&a->known, rows, n, now_ms);
 
+	if (err)
+		return err;
+	for (const struct agent_member *m = a->members; m; m = m->next)
+		if (m->registered)
+			agent_known_seen(&a->known, m->member_id, now_ms);
+	agent_known_forget(&a->known, now_ms, a->cfg.forget_ms);
 	if (!s->n_gateways)
 		return 0;
-	ids = calloc(s->n_gateways, sizeof(*ids));
-	loads = calloc(s->n_gateways, sizeof(*loads));
-	live = calloc(n + 1, sizeof(*live));
-	if (!ids || !loads || !live) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
+	c.slot_of = malloc(s->n_gateways * sizeof(*c.slot_of));
+	if (!c.slot_of)
+		return -ENOMEM;
 	for (size_t g = 0; g < s->n_gateways; g++)
-		ids[g] = s->gateways[g].id;
-	err = rs_ring_new(ids, s->n_gateways, &ring);
-	if (err)
-		goto cleanup;
-	for (size_t g = 0; g < s->n_gateways; g++) {
-		int idx = rs_ring_find(ring, s->gateways[g].id);
-
-		if (idx >= 0)
-			loads[idx] = (struct rs_gateway_load){ .live = true,
-							       .draining = s->gateways[g].state == RS_GATEWAY_DRAINING };
-	}
-	for (size_t i = 0; i < n; i++) {
-		int idx;
-
-		if (!rows[i].live)
-			continue;
-		live[n_live++] = rows[i].member_id;
-		idx = rs_ring_find(ring, rows[i].gateway_id);
-		if (idx >= 0)
-			loads[idx].load++;
-	}
-	qsort(live, n_live, sizeof(*live), strcmp_ptr);
-	for (size_t i = 0; i < a->n_known; i++) {
-		const struct agent_known *k = &a->known[i];
-		const char *key = k->member_id;
-		struct rs_arrival arr = { .member_id = k->member_id, .at = -1, .stale = -1 };
-		struct rs_decision d;
-		struct rs_source_key sk;
-		int slot;
-
-		if (bsearch(&key, live, n_live, sizeof(*live), strcmp_ptr) ||
-		    agent_source_key_text(k->source, &sk))
-			continue;
-		if (rs_place(ring, loads, &arr, &d) != 0)
-			break; /* no gateway takes anyone: nothing to precompute */
-		slot = local_slot(v, rs_ring_gateway_id(ring, d.gateway));
-		if (slot < 0)
-			continue;
-		err = pin_add(want, k->source, (uint32_t)slot);
-		if (err)
-			break;
-		a->pins_precomputed++;
-	}
-cleanup:
-	rs_ring_free(ring);
-	free(live);
-	free(ids);
-	free(loads);
+		c.slot_of[g] = -2;
+	err = agent_precompute(&a->ring_cache, &a->known, s->gateways, s->n_gateways, rows, n, precomputed_pin, &c);
+	free(c.slot_of);
 	return err;
 }
 
@@ -502,33 +440,28 @@ static int release_gone(struct agent *a, struct view *v)
 	return 0;
 }
 
-int agent_sync(struct agent *a, int64_t now_ms)
+int agent_sync_apply(struct agent *a, struct agent_listing *l)
 {
-	struct rs_gateway_row *gws = NULL;
-	struct rs_session_row *sessions = NULL;
+	struct rs_session_row *sessions = l ? l->sessions : NULL;
+	size_t n_sessions = l ? l->n_sessions : 0;
+	int64_t now_ms = l ? l->now_ms : agent_wall_ms();
 	struct pin_set want = { 0 };
 	struct view *v = malloc(sizeof(*v));
-	size_t n_gws = 0, n_sessions = 0;
 	int err;
 
 	if (!v)
 		return -ENOMEM;
-	if (a->store) {
-		err = rs_store_list_gateways(a->store, now_ms, false, &gws, &n_gws);
-		if (!err)
-			err = rs_store_list_sessions(a->store, now_ms, true, &sessions, &n_sessions);
-		if (err) {
-			free(gws);
-			goto cleanup;
-		}
-		snapshot_set(&a->snap, gws, n_gws);
+	if (l) {
+		snapshot_set(&a->snap, l->gws, l->n_gws);
+		l->gws = NULL; /* the snapshot's now */
+		l->n_gws = 0;
 	}
 	err = view_read(&a->k.maps, v);
 	if (!err)
 		err = release_gone(a, v);
 	if (err)
 		goto cleanup;
-	if (a->store) {
+	if (l) {
 		uint32_t live = 0;
 
 		/* Sessions come sorted by gateway: one slot lookup per gateway. */
@@ -551,9 +484,7 @@ int agent_sync(struct agent *a, int64_t now_ms)
 		}
 		a->pins_live = live;
 		a->pins_precomputed = 0;
-		err = known_update(a, sessions, n_sessions);
-		if (!err)
-			err = precompute(a, v, sessions, n_sessions, &want);
+		err = precompute(a, v, sessions, n_sessions, &want, now_ms);
 		if (err)
 			goto cleanup;
 		pin_settle(&want);
@@ -567,14 +498,7 @@ int agent_sync(struct agent *a, int64_t now_ms)
 	}
 	err = table_apply(a, v);
 cleanup:
-	/* A pass counts as failed whether the store or a map refused it: a
-	 * stuck map write must show on the counter, not only in the log. */
-	if (err)
-		a->counters.syncs_failed++;
-	else
-		a->counters.syncs_ok++;
 	free(want.e);
-	free(sessions);
 	free(v);
 	return err;
 }

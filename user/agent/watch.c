@@ -9,6 +9,7 @@
  * watch is down.  A lost connection drops the watch; every tick tries to
  * re-arm it (the store reconnects underneath, and its fd may change). */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/event.h>
@@ -49,19 +50,81 @@ static void watch_drop(struct agent *a, const char *why)
 	set_tick(a, a->cfg.sync_ms);
 }
 
+/* Every call on the watch's own store handle runs on its own worker (a
+ * second connection: LISTEN holds it), never on the loop: arming connects,
+ * and a consume reads a socket the loop saw readable.  The readable event
+ * is off while a consume is in flight, so one runs at a time. */
+struct watch_job {
+	struct agent *a;
+	int result; /* arm: the fd or -errno; consume: notifications or -errno */
+};
+
+static void arm_run(struct rs_store *st, void *const *args, int *errs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct watch_job *j = args[i];
+
+		j->result = rs_store_watch(st);
+		errs[i] = j->result < 0 ? j->result : 0;
+	}
+}
+
+static void consume_run(struct rs_store *st, void *const *args, int *errs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct watch_job *j = args[i];
+
+		j->result = rs_store_watch_consume(st);
+		errs[i] = j->result < 0 ? j->result : 0;
+	}
+}
+
+static void arm_done(void *arg, int err);
+static void consume_done(void *arg, int err);
+
+static const struct rs_store_job_kind arm_kind = { .name = "agent watch arm", .run = arm_run, .done = arm_done };
+static const struct rs_store_job_kind consume_kind = { .name = "agent watch consume", .run = consume_run,
+						       .done = consume_done };
+
 static void on_notified(evutil_socket_t fd, short what, void *arg)
 {
 	struct agent *a = arg;
-	struct timeval soon = rs_ms_timeval(WATCH_DEBOUNCE_MS);
-	int n;
+	struct watch_job *j;
 
 	(void)fd;
 	(void)what;
-	n = rs_store_watch_consume(a->store);
-	if (n < 0) {
-		watch_drop(a, strerror(-n));
+	if (a->watch_consuming)
+		return;
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return; /* the event stays: tried again at the next readiness */
+	j->a = a;
+	if (rs_store_worker_submit(a->watch_worker, &consume_kind, j)) {
+		free(j);
 		return;
 	}
+	a->watch_consuming = true;
+	event_del(a->watch_ev);
+}
+
+static void consume_done(void *arg, int err)
+{
+	struct watch_job *j = arg;
+	struct agent *a = j->a;
+	struct timeval soon = rs_ms_timeval(WATCH_DEBOUNCE_MS);
+	int n = j->result;
+
+	free(j);
+	if (a->stopping)
+		return;
+	a->watch_consuming = false;
+	if (!a->watch_ev)
+		return;
+	if (err < 0) {
+		watch_drop(a, strerror(-err));
+		return;
+	}
+	event_add(a->watch_ev, NULL);
 	if (n == 0)
 		return;
 	a->counters.notifications += (uint64_t)n;
@@ -69,31 +132,56 @@ static void on_notified(evutil_socket_t fd, short what, void *arg)
 		evtimer_add(a->debounce_ev, &soon);
 }
 
-int agent_watch_arm(struct agent *a)
+static void arm_done(void *arg, int err)
 {
-	int fd;
+	struct watch_job *j = arg;
+	struct agent *a = j->a;
+	struct timeval soon = rs_ms_timeval(WATCH_DEBOUNCE_MS);
+	int fd = j->result;
 
-	if (!a->store || a->watch_ev)
-		return 0;
-	fd = rs_store_watch(a->store);
-	if (fd == -EOPNOTSUPP)
-		return 0; /* SQLite: polling is all there is */
-	if (fd < 0) {
+	free(j);
+	if (a->stopping)
+		return;
+	a->watch_arming = false;
+	if (err == -EOPNOTSUPP)
+		return; /* cannot notify: polling is all there is */
+	if (err < 0) {
 		set_tick(a, a->cfg.sync_ms);
-		return fd;
+		return;
 	}
 	a->watch_ev = event_new(a->base, fd, EV_READ | EV_PERSIST, on_notified, a);
 	if (!a->watch_ev || event_add(a->watch_ev, NULL)) {
 		if (a->watch_ev)
 			event_free(a->watch_ev);
 		a->watch_ev = NULL;
-		return -ENOMEM;
+		return;
 	}
 	a->counters.watch_arms++;
 	rs_log(stderr, "info", "agent", "event", "watching", "store", a->cfg.store_url, NULL);
 	set_tick(a, watched_tick_ms(a));
-	/* Whatever changed while the watch was down is read by the sync that
-	 * follows the (re)arm: the caller syncs after this. */
+	/* Whatever changed while the watch was down is read by a pass after
+	 * the (re)arm. */
+	if (!evtimer_pending(a->debounce_ev, NULL))
+		evtimer_add(a->debounce_ev, &soon);
+}
+
+int agent_watch_arm(struct agent *a)
+{
+	struct watch_job *j;
+	int err;
+
+	if (!a->watch_worker || a->watch_ev || a->watch_arming)
+		return 0;
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	j->a = a;
+	err = rs_store_worker_submit(a->watch_worker, &arm_kind, j);
+	if (err) {
+		free(j);
+		return err;
+	}
+	a->watch_arming = true;
 	return 0;
 }
 
