@@ -12,7 +12,7 @@ kt_up
 now=$(($(date +%s%N) / 1000000))
 "$RS_BUILD/ringsteerctl" init --store "$KT_STORE" >/dev/null || fail "cannot create the store"
 sqlite3 "$KT_DIR/ringsteer.db" "
-	INSERT INTO gateways VALUES ('gw-a', '127.0.1.1:7001', 0, $now), ('gw-b', '127.0.1.2:7001', 0, $now),
+	INSERT INTO gateways (id, peer, state, heartbeat_ms) VALUES ('gw-a', '127.0.1.1:7001', 0, $now), ('gw-b', '127.0.1.2:7001', 0, $now),
 		('gw-c', '127.0.1.3:7001', 0, $now);" || fail "cannot fill the store"
 
 agent_start --store "$KT_STORE" --ttl 600000 --metrics 127.0.0.1:9200

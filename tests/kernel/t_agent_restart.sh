@@ -11,8 +11,8 @@ kt_up
 now=$(($(date +%s%N) / 1000000))
 "$RS_BUILD/ringsteerctl" init --store "$KT_STORE" >/dev/null || fail "cannot create the store"
 sqlite3 "$KT_DIR/ringsteer.db" "
-	INSERT INTO gateways VALUES ('gw-a', '127.0.1.1:7001', 0, $now), ('gw-b', '127.0.1.2:7001', 0, $now);
-	INSERT INTO sessions VALUES ('sup-1', 'i-1', 1, 'gw-b', 0, '127.0.2.1:40001', $now, $((now + 600000)), 1);" ||
+	INSERT INTO gateways (id, peer, state, heartbeat_ms) VALUES ('gw-a', '127.0.1.1:7001', 0, $now), ('gw-b', '127.0.1.2:7001', 0, $now);
+	INSERT INTO sessions VALUES ('sup-1', 'i-1', 1, 'gw-b', 0, '127.0.2.1:40001', $now, $((now + 600000)), 1); UPDATE gateways SET attached = (SELECT COUNT(*) FROM sessions s WHERE s.gateway_id = gateways.id AND s.state = 1);" ||
 	fail "cannot fill the store"
 
 agent_start --store "$KT_STORE" --ttl 600000
@@ -33,7 +33,7 @@ for i in 1 2 3 4 5; do dial_is 127.0.2.1 gw-b || fail "pinned steering stopped w
 for s in 2 3 4 5; do
 	case $(dial 127.0.2.$s) in gw-a | gw-b) ;; *) fail "table steering stopped with the agent" ;; esac
 done
-sqlite3 "$KT_DIR/ringsteer.db" "UPDATE sessions SET gateway_id = 'gw-a' WHERE member_id = 'sup-1'"
+sqlite3 "$KT_DIR/ringsteer.db" "UPDATE sessions SET gateway_id = 'gw-a' WHERE member_id = 'sup-1'; UPDATE gateways SET attached = (SELECT COUNT(*) FROM sessions s WHERE s.gateway_id = gateways.id AND s.state = 1);"
 dial_is 127.0.2.1 gw-b || fail "the maps changed with nobody to change them"
 
 kt_log "restart the agent"

@@ -9,14 +9,17 @@ set -u
 kt_up
 
 now=$(($(date +%s%N) / 1000000))
-old=$((now - 700000)) # past the agent's --ttl 600000: a supervisor with no live session
+old=$((now - 700000)) # past the agent's --ttl 600000
+# sup-x is known (its row is there) with no live session: its gateway gw-z
+# is dead (a session counts while its gateway's row is live).
 "$RS_BUILD/ringsteerctl" init --store "$KT_STORE" >/dev/null || fail "cannot create the store"
 sqlite3 "$KT_DIR/ringsteer.db" "
-	INSERT INTO gateways VALUES ('gw-a', '127.0.1.1:7001', 0, $now), ('gw-b', '127.0.1.2:7001', 0, $now);
+	INSERT INTO gateways (id, peer, state, heartbeat_ms) VALUES ('gw-a', '127.0.1.1:7001', 0, $now), ('gw-b', '127.0.1.2:7001', 0, $now),
+		('gw-z', '127.0.1.9:7001', 0, $old);
 	INSERT INTO sessions VALUES
 		('sup-1', 'i', 1, 'gw-a', 0, '127.0.3.1:40001', $now, $((now + 600000)), 1),
 		('sup-2', 'i', 1, 'gw-b', 0, '127.0.3.2:40002', $now, $((now + 600000)), 1),
-		('sup-x', 'i', 1, 'gw-a', 0, '127.0.2.50:40003', $old, $old, 1);" || fail "cannot fill the store"
+		('sup-x', 'i', 1, 'gw-z', 0, '127.0.2.50:40003', $old, $old, 1); UPDATE gateways SET attached = (SELECT COUNT(*) FROM sessions s WHERE s.gateway_id = gateways.id AND s.state = 1);" || fail "cannot fill the store"
 
 agent_start --store "$KT_STORE" --ttl 600000
 gws_start gw-a=127.0.1.1:7000 gw-b=127.0.1.2:7000
@@ -39,7 +42,7 @@ buckets_are() { [ "$(buckets_of "$1")" = "$2" ]; }
 sqlite3 "$KT_DIR/ringsteer.db" "
 	INSERT INTO sessions VALUES
 		('sup-3', 'i', 1, 'gw-a', 0, '', $now, $((now + 600000)), 1),
-		('sup-4', 'i', 1, 'gw-a', 0, '', $now, $((now + 600000)), 1);" || fail "store update"
+		('sup-4', 'i', 1, 'gw-a', 0, '', $now, $((now + 600000)), 1); UPDATE gateways SET attached = (SELECT COUNT(*) FROM sessions s WHERE s.gateway_id = gateways.id AND s.state = 1);" || fail "store update"
 await "gw-a at cap gets no buckets" 5 buckets_are gw-a 0
 for i in 90 91 92 93 94 95; do dial_is 127.0.2.$i gw-b || fail "127.0.2.$i: the table still sends to gw-a at cap"; done
 
@@ -47,7 +50,7 @@ for i in 90 91 92 93 94 95; do dial_is 127.0.2.$i gw-b || fail "127.0.2.$i: the 
 # deleted, as at a clean departure) leaves a known supervisor: its pin
 # becomes its precomputed placement by the rule over the remaining loads
 # (gw-a: sup-3, sup-4; gw-b: sup-1), as `ringsteerctl place` computes it.
-sqlite3 "$KT_DIR/ringsteer.db" "UPDATE sessions SET gateway_id = 'gw-b' WHERE member_id = 'sup-1'; DELETE FROM sessions WHERE member_id = 'sup-2';"
+sqlite3 "$KT_DIR/ringsteer.db" "UPDATE sessions SET gateway_id = 'gw-b' WHERE member_id = 'sup-1'; DELETE FROM sessions WHERE member_id = 'sup-2'; UPDATE gateways SET attached = (SELECT COUNT(*) FROM sessions s WHERE s.gateway_id = gateways.id AND s.state = 1);"
 await "pin follows sup-1 to gw-b" 5 pin_is 127.0.3.1 gw-b
 want_2=$("$RS_BUILD/ringsteerctl" place --gateways gw-a=2,gw-b=1 sup-2) || fail "ringsteerctl place"
 await "sup-2's pin is its precomputed placement on $want_2" 5 pin_is 127.0.3.2 "$want_2"

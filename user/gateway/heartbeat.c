@@ -11,6 +11,7 @@
  * counts it missed are sent, and a drain started meanwhile is written to
  * our row. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,11 @@ void gw_conn_heartbeat(struct gateway *gw)
 		if (gw_conn_is_attached(c))
 			gw_conn_send(c, &(struct rs_frame){ .version = RS_PROTO_VERSION, .type = RS_FRAME_HEARTBEAT });
 	}
+	/* Handshakes, HELLO bursts and departures leave free memory between
+	 * live connections' blocks; glibc returns only the heap's top unless
+	 * asked: this hands whole free pages back, so RSS follows what the
+	 * attached supervisors hold (issue 15: bytes per supervisor). */
+	malloc_trim(0);
 	/* One in flight at most: a store that does not answer gets one probe
 	 * queued, not one per tick. */
 	if (gw->heartbeat_in_flight || gw->exiting)
