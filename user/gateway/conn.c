@@ -86,7 +86,28 @@ static void conn_free(struct gw_conn *c)
 	if (c->timer)
 		event_free(c->timer);
 	bufferevent_free(c->bev);
+	free(c->text);
 	free(c);
+}
+
+/* Sets c's strings, one allocation for the three.  Returns 0 or -ENOMEM
+ * (c's strings unchanged). */
+static int conn_set_text(struct gw_conn *c, const char *source, const char *member_id, const char *instance_id)
+{
+	size_t ls = strlen(source) + 1, lm = strlen(member_id) + 1, li = strlen(instance_id) + 1;
+	char *t = malloc(ls + lm + li);
+
+	if (!t)
+		return -ENOMEM;
+	memcpy(t, source, ls);
+	memcpy(t + ls, member_id, lm);
+	memcpy(t + ls + lm, instance_id, li);
+	free(c->text);
+	c->text = t;
+	c->source = t;
+	c->member_id = t + ls;
+	c->instance_id = t + ls + lm;
+	return 0;
 }
 
 static void write_done(struct bufferevent *bev, void *arg)
@@ -381,7 +402,10 @@ static void on_hello(struct gw_conn *c, const struct rs_hello *h)
 	uint64_t expiry;
 	int err;
 
-	snprintf(c->member_id, sizeof(c->member_id), "%s", h->member_id);
+	if (conn_set_text(c, c->source, h->member_id, h->instance_id) != 0) {
+		conn_reject(c, GW_REJECT_UNAVAILABLE, RS_REJECT_UNAVAILABLE, "out of memory");
+		return;
+	}
 	event_del(c->timer);
 	err = rs_token_verify(&gw->secret, h->token, h->member_id, (uint64_t)(gw_now_ms() / 1000), &expiry);
 	if (err) {
@@ -397,7 +421,6 @@ static void on_hello(struct gw_conn *c, const struct rs_hello *h)
 	}
 	c->epoch = h->epoch;
 	c->sandboxes = h->sandboxes;
-	snprintf(c->instance_id, sizeof(c->instance_id), "%s", h->instance_id);
 	if (!gw_store_usable(gw)) {
 		placement_failed(c, -EIO, false, stay_asked);
 		return;
@@ -635,7 +658,12 @@ void gw_conn_accept(struct evconnlistener *lst, evutil_socket_t fd, struct socka
 	c->state = CONN_HELLO;
 	c->source_key = key;
 	c->unauth = true;
-	snprintf(c->source, sizeof(c->source), "%s", source);
+	if (conn_set_text(c, source, "", "") != 0) {
+		gw_unauth_remove(&gw->unauth, &key);
+		evutil_closesocket(fd);
+		free(c);
+		return;
+	}
 	/* Frames are small and answers wait on them: Nagle would hold an
 	 * ACCEPT behind an unacknowledged segment for a delayed ACK. */
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));

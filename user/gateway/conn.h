@@ -30,12 +30,17 @@ struct gw_conn {
 	struct bufferevent *bev;
 	struct event *timer; /* HELLO deadline, then the deferred close */
 	enum conn_state state;
-	char source[RS_ENDPOINT_MAX + 1];
+	/* Its three strings live in one allocation of their exact lengths
+	 * (text): a fixed array each would cost about 380 bytes per attached
+	 * supervisor (issue 15: at most 4 KiB each).  Never NULL: "" until
+	 * known. */
+	const char *source;      /* "ADDR:PORT" as accepted */
+	const char *member_id;   /* from HELLO */
+	const char *instance_id; /* from HELLO */
+	char *text;              /* owns the strings above */
 	struct gw_unauth_key source_key; /* its address, for the unauthenticated count */
 	bool unauth;        /* counted in gw->unauth: not yet past HELLO + token */
 	bool secured;       /* its TLS handshake completed (plaintext: always) */
-	char member_id[RS_ID_MAX + 1];
-	char instance_id[RS_INSTANCE_MAX + 1];
 	uint64_t epoch;
 	uint32_t sandboxes;
 	bool attached_once; /* counted in n_attached; owes a session_end */

@@ -163,6 +163,8 @@ struct gateway {
 				       * A reload swaps it; live connections keep theirs */
 	int64_t tls_not_after;        /* its certificate's expiry, seconds since the epoch */
 	uint64_t tls_stamp;           /* the TLS files' identity when last (re)loaded */
+	uint8_t heartbeat_frame[16];  /* HEARTBEAT, encoded once: queued by reference */
+	size_t heartbeat_len;         /* 0: not encoded (each is then encoded anew) */
 	struct gw_conn *conns;        /* every open connection, doubly linked */
 	struct gw_member *members;    /* attached connections by member id (member_index.c) */
 	size_t n_attached;

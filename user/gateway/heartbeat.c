@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/buffer.h>
+
 #include "conn.h"
 #include "gateway.h"
 #include "ringsteer/logfmt.h"
@@ -96,21 +98,37 @@ cleanup:
 	free(h);
 }
 
+/* Queues HEARTBEAT on c: by reference to the frame encoded once, so ten
+ * thousand supervisors do not each get a fresh output chain (about 1 KiB
+ * each until written) every interval. */
+static void send_heartbeat(struct gateway *gw, struct gw_conn *c)
+{
+	static const struct rs_frame hb = { .version = RS_PROTO_VERSION, .type = RS_FRAME_HEARTBEAT };
+
+	if (gw->heartbeat_len == 0 && rs_frame_encode(&hb, gw->heartbeat_frame, sizeof(gw->heartbeat_frame),
+						      &gw->heartbeat_len) != 0)
+		gw->heartbeat_len = 0;
+	if (gw->heartbeat_len == 0 ||
+	    evbuffer_add_reference(bufferevent_get_output(c->bev), gw->heartbeat_frame, gw->heartbeat_len, NULL,
+				   NULL) != 0)
+		gw_conn_send(c, &hb);
+}
+
 void gw_conn_heartbeat(struct gateway *gw)
 {
 	struct heartbeat_call *h;
 	struct gw_conn *c, *next;
 
-	for (c = gw->conns; c; c = next) {
-		next = c->next;
-		if (gw_conn_is_attached(c))
-			gw_conn_send(c, &(struct rs_frame){ .version = RS_PROTO_VERSION, .type = RS_FRAME_HEARTBEAT });
-	}
 	/* Handshakes, HELLO bursts and departures leave free memory between
 	 * live connections' blocks; glibc returns only the heap's top unless
 	 * asked: this hands whole free pages back, so RSS follows what the
 	 * attached supervisors hold (issue 15: bytes per supervisor). */
 	malloc_trim(0);
+	for (c = gw->conns; c; c = next) {
+		next = c->next;
+		if (gw_conn_is_attached(c))
+			send_heartbeat(gw, c);
+	}
 	/* One in flight at most: a store that does not answer gets one probe
 	 * queued, not one per tick. */
 	if (gw->heartbeat_in_flight || gw->exiting)
