@@ -110,6 +110,16 @@ static int conn_set_text(struct gw_conn *c, const char *source, const char *memb
 	return 0;
 }
 
+static void on_timer(evutil_socket_t fd, short what, void *arg);
+
+void gw_conn_timer_add(struct gw_conn *c, const struct timeval *tv)
+{
+	if (!c->timer)
+		c->timer = evtimer_new(c->gw->base, on_timer, c);
+	if (!c->timer || evtimer_add(c->timer, tv) != 0)
+		rs_log(stderr, "error", c->gw->who, "event", "timer_failed", "member", c->member_id, NULL);
+}
+
 static void write_done(struct bufferevent *bev, void *arg)
 {
 	struct gw_conn *c = arg;
@@ -133,9 +143,9 @@ static void conn_close_after_flush(struct gw_conn *c)
 	c->state = CONN_CLOSING;
 	bufferevent_disable(c->bev, EV_READ);
 	if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
-		evtimer_add(c->timer, &now);
+		gw_conn_timer_add(c, &now);
 	else
-		evtimer_add(c->timer, &cap);
+		gw_conn_timer_add(c, &cap);
 }
 
 void gw_conn_send(struct gw_conn *c, const struct rs_frame *f)
@@ -285,6 +295,13 @@ static void attach(struct gw_conn *c)
 	if (gw_member_add(gw, c) != 0)
 		rs_log(stderr, "error", gw->who, "event", "index_failed", "member", c->member_id, "error",
 		       "out of memory", NULL);
+	/* An attached connection needs no timer until it closes or is handed
+	 * off (the idle timeout is the bufferevent's): about 150 bytes fewer
+	 * per supervisor. */
+	if (c->timer) {
+		event_free(c->timer);
+		c->timer = NULL;
+	}
 	snprintf(f.u.accept.gateway_id, sizeof(f.u.accept.gateway_id), "%s", gw->cfg.id);
 	snprintf(f.u.accept.peer, sizeof(f.u.accept.peer), "%s", gw->cfg.advertise_peer);
 	f.u.accept.heartbeat_ms = gw->cfg.heartbeat_ms;
@@ -425,7 +442,7 @@ static void on_hello(struct gw_conn *c, const struct rs_hello *h)
 		placement_failed(c, -EIO, false, stay_asked);
 		return;
 	}
-	job = calloc(1, sizeof(*job));
+	job = gw_admit_job_new(h->member_id, h->instance_id, c->source);
 	if (!job) {
 		conn_reject(c, GW_REJECT_UNAVAILABLE, RS_REJECT_UNAVAILABLE, "out of memory");
 		return;
@@ -434,9 +451,6 @@ static void on_hello(struct gw_conn *c, const struct rs_hello *h)
 	job->conn = c;
 	job->done = admitted;
 	job->stay_asked = stay_asked;
-	snprintf(job->member_id, sizeof(job->member_id), "%s", h->member_id);
-	snprintf(job->instance_id, sizeof(job->instance_id), "%s", h->instance_id);
-	snprintf(job->source, sizeof(job->source), "%s", c->source);
 	job->a.epoch = h->epoch;
 	job->a.stay = stay_asked || gw->cfg.no_placement;
 	job->a.redirected = h->flags & RS_HELLO_REDIRECTED;

@@ -28,7 +28,8 @@ struct gw_conn {
 	struct gw_conn *member_next; /* the next attached connection of its member (member_index.c) */
 	struct gw_conn **job_ref;    /* the in-flight store job's pointer to c, cleared when c goes */
 	struct bufferevent *bev;
-	struct event *timer; /* HELLO deadline, then the deferred close */
+	struct event *timer; /* HELLO deadline, the handoff deadline, the deferred
+			      * close; NULL while attached and none runs */
 	enum conn_state state;
 	/* Its three strings live in one allocation of their exact lengths
 	 * (text): a fixed array each would cost about 380 bytes per attached
@@ -58,13 +59,18 @@ struct gw_admit_job {
 	struct gateway *gw;
 	struct gw_conn *conn; /* loop side only: NULL once the connection is gone */
 	struct rs_admit a;    /* in and out; its strings point into the job */
-	char member_id[RS_ID_MAX + 1];
-	char instance_id[RS_INSTANCE_MAX + 1];
-	char source[RS_ENDPOINT_MAX + 1];
+	const char *member_id; /* these three point into text[] */
+	const char *instance_id;
+	const char *source;
 	bool stay_asked;      /* HELLO's own STAY flag (a.stay also follows --no-placement) */
 	size_t batch_n;       /* set on a batch's first job: how many shared its transaction */
 	void (*done)(struct gw_admit_job *job, int err); /* on the loop; frees the job */
+	char text[];          /* the strings, exact size: a burst of arrivals holds
+			       * ~500 bytes each, not ~900 */
 };
+
+/* A zeroed job holding copies of the three strings (exact size), or NULL. */
+struct gw_admit_job *gw_admit_job_new(const char *member_id, const char *instance_id, const char *source);
 
 /* Submits job (its conn's job_ref set, a in place) on the admit kind.
  * Returns 0 or -errno (the job is then not queued; the caller frees it). */
@@ -90,6 +96,10 @@ static inline bool gw_conn_is_attached(const struct gw_conn *c)
 {
 	return c->state == CONN_ATTACHED || c->state == CONN_HANDOFF;
 }
+
+/* Arms c's timer (made on first use: attached connections hold none) for
+ * tv from now; a failure to make it is logged (conn.c). */
+void gw_conn_timer_add(struct gw_conn *c, const struct timeval *tv);
 
 /* Queues frame f on c (an encoding failure is logged). */
 void gw_conn_send(struct gw_conn *c, const struct rs_frame *f);

@@ -119,8 +119,7 @@ static void handed_off(struct gw_admit_job *job, int err)
 	c->redirected = true;
 	c->in_flight = true;
 	gw->n_handoff_conns++;
-	/* The connection's timer is idle once attached: it keeps the deadline. */
-	evtimer_add(c->timer, &deadline);
+	gw_conn_timer_add(c, &deadline);
 cleanup:
 	free(job);
 }
@@ -137,13 +136,12 @@ int gw_drain_hand_off(struct gw_conn *c)
 		gw_conn_claim(c);
 		return -EAGAIN;
 	}
-	job = calloc(1, sizeof(*job));
+	job = gw_admit_job_new(c->member_id, "", "");
 	if (!job)
 		return -ENOMEM;
 	job->gw = gw;
 	job->conn = c;
 	job->done = handed_off;
-	snprintf(job->member_id, sizeof(job->member_id), "%s", c->member_id);
 	job->a.epoch = c->epoch;
 	job->a.handoff = true;
 	job->a.sandboxes = c->sandboxes;

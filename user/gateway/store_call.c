@@ -83,6 +83,22 @@ static void admit_done(void *arg, int err)
 
 const struct rs_store_job_kind gw_admit_kind = { "admit", admit_run, admit_done, ADMIT_BATCH_MAX };
 
+struct gw_admit_job *gw_admit_job_new(const char *member_id, const char *instance_id, const char *source)
+{
+	size_t lm = strlen(member_id) + 1, li = strlen(instance_id) + 1, ls = strlen(source) + 1;
+	struct gw_admit_job *job = calloc(1, sizeof(*job) + lm + li + ls);
+
+	if (!job)
+		return NULL;
+	memcpy(job->text, member_id, lm);
+	memcpy(job->text + lm, instance_id, li);
+	memcpy(job->text + lm + li, source, ls);
+	job->member_id = job->text;
+	job->instance_id = job->text + lm;
+	job->source = job->text + lm + li;
+	return job;
+}
+
 int gw_admit_submit(struct gw_admit_job *job)
 {
 	struct gateway *gw = job->gw;
