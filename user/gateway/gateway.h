@@ -41,7 +41,7 @@ struct gw_config {
 	struct rs_drain_config drain;
 	uint32_t handoff_timeout_ms; /* a redirected supervisor's old link is kept this long */
 	uint32_t store_timeout_ms;   /* longest wait for the store per call (its lock, its
-				      * answer); a call running longer marks the store
+				      * answer); a call running past twice this marks the store
 				      * unavailable (the loop never waits for it) */
 	uint32_t max_frame;          /* bytes, length field included: larger frames are refused */
 	uint32_t max_unauth;         /* connections not yet past HELLO + token, in total */
@@ -242,7 +242,7 @@ void gw_store_outcome(struct gateway *gw, int err);
 bool gw_store_usable(const struct gateway *gw);
 
 /* Starts the watch that judges the store unavailable when one call has run
- * past --store-timeout, answering the admissions queued behind it at once
+ * past twice --store-timeout, answering the admissions queued behind it at once
  * (store_health.c).  Returns 0 or -ENOMEM. */
 int gw_store_watch_start(struct gateway *gw);
 

@@ -64,7 +64,10 @@ static void store_watch(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (busy <= (int64_t)gw->cfg.store_timeout_ms)
+	/* Twice the timeout: the backends bound their own waits by it (a
+	 * PostgreSQL write begin may take two: its lock, then its answer), so
+	 * a call past twice is one no bound is ending. */
+	if (busy <= 2 * (int64_t)gw->cfg.store_timeout_ms)
 		return;
 	gw_store_outcome(gw, -ETIMEDOUT);
 	n = rs_store_worker_cancel(gw->worker, &gw_admit_kind, -ETIMEDOUT);
@@ -74,7 +77,7 @@ static void store_watch(evutil_socket_t fd, short what, void *arg)
 int gw_store_watch_start(struct gateway *gw)
 {
 	/* A tenth of the timeout, at most 100 ms: the verdict comes soon
-	 * after the timeout, at a cost of a few wake-ups a second. */
+	 * after it is due, at a cost of a few wake-ups a second. */
 	uint32_t ms = gw->cfg.store_timeout_ms / 10;
 	struct timeval tv = rs_ms_timeval(ms == 0 ? 1 : ms > 100 ? 100 : ms);
 
