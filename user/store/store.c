@@ -351,37 +351,14 @@ struct gateway_write {
 	const char *peer;
 	enum rs_gateway_state state;
 	int64_t now_ms;
+	bool fresh; /* a starting process: rs_store_gateway_start() */
 };
 
+/* Registers (upserts) a gateway's row; a starting process (fresh) holds no
+ * connection, so its active rows (of an earlier process) end now, and its
+ * count with them.  Reservations stay: they end by themselves, and the
+ * supervisors they hold may be on their way here. */
 static int gateway_register(struct rs_store *st, void *arg)
-{
-	const struct gateway_write *w = arg;
-	const struct rs_db_value params[] = {
-		rs_db_text(w->id),
-		rs_db_text(w->peer),
-		rs_db_int(w->state),
-		rs_db_int(w->now_ms),
-	};
-
-	return rs_store_exec(st, RS_STMT_GATEWAY_UPSERT, params, NULL, NULL, NULL);
-}
-
-int rs_store_gateway_register(struct rs_store *st, const char *id, const char *peer, enum rs_gateway_state state,
-			      int64_t now_ms)
-{
-	struct gateway_write w = { id, peer, state, now_ms };
-
-	if (!st || !rs_store_id_ok(id) || !rs_store_text_ok(peer, RS_ENDPOINT_MAX) ||
-	    (state != RS_GATEWAY_SERVING && state != RS_GATEWAY_DRAINING))
-		return -EINVAL;
-	return rs_store_txn(st, RS_TXN_WRITE, gateway_register, &w);
-}
-
-/* A gateway process starting holds no connection: its active rows (of an
- * earlier process) end now, and its count with them.  Reservations stay:
- * they end by themselves, and the supervisors they hold may be on their
- * way here. */
-static int gateway_start(struct rs_store *st, void *arg)
 {
 	const struct gateway_write *w = arg;
 	const struct rs_db_value params[] = {
@@ -392,21 +369,30 @@ static int gateway_start(struct rs_store *st, void *arg)
 	};
 	int err;
 
-	err = rs_store_exec(st, RS_STMT_GATEWAY_START, params, NULL, NULL, NULL);
-	if (err)
+	err = rs_store_exec(st, w->fresh ? RS_STMT_GATEWAY_START : RS_STMT_GATEWAY_UPSERT, params, NULL, NULL, NULL);
+	if (err || !w->fresh)
 		return err;
 	return rs_store_exec(st, RS_STMT_GATEWAY_ACTIVE_DELETE, params, NULL, NULL, NULL);
+}
+
+static int gateway_write_txn(struct rs_store *st, const struct gateway_write *w)
+{
+	if (!st || !rs_store_id_ok(w->id) || !rs_store_text_ok(w->peer, RS_ENDPOINT_MAX) ||
+	    (w->state != RS_GATEWAY_SERVING && w->state != RS_GATEWAY_DRAINING))
+		return -EINVAL;
+	return rs_store_txn(st, RS_TXN_WRITE, gateway_register, (void *)w);
+}
+
+int rs_store_gateway_register(struct rs_store *st, const char *id, const char *peer, enum rs_gateway_state state,
+			      int64_t now_ms)
+{
+	return gateway_write_txn(st, &(struct gateway_write){ id, peer, state, now_ms, false });
 }
 
 int rs_store_gateway_start(struct rs_store *st, const char *id, const char *peer, enum rs_gateway_state state,
 			   int64_t now_ms)
 {
-	struct gateway_write w = { id, peer, state, now_ms };
-
-	if (!st || !rs_store_id_ok(id) || !rs_store_text_ok(peer, RS_ENDPOINT_MAX) ||
-	    (state != RS_GATEWAY_SERVING && state != RS_GATEWAY_DRAINING))
-		return -EINVAL;
-	return rs_store_txn(st, RS_TXN_WRITE, gateway_start, &w);
+	return gateway_write_txn(st, &(struct gateway_write){ id, peer, state, now_ms, true });
 }
 
 static int gateway_set_state(struct rs_store *st, void *arg)
