@@ -107,6 +107,11 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_LIB_OBJS) $(BUILD)/librings
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_LIB_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lcmocka -ljansson
 
+# The swarm's gap bookkeeping is pure (user/swarm/gap.c): its test links it.
+$(BUILD)/tests/test_swarm_gap: $(BUILD)/obj/tests/unit/test_swarm_gap.o $(BUILD)/obj/user/swarm/gap.o $(TEST_LIB_OBJS) $(BUILD)/libringsteer.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/obj/user/swarm/gap.o $(TEST_LIB_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lcmocka -ljansson
+
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libringsteer.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/libringsteer.a $(LIBS)
