@@ -308,6 +308,7 @@ bench: deps all $(BENCH_BINS)
 	@echo "== bench/accept_time.sh"; bench/accept_time.sh $(BUILD)
 	@echo "== bench/connect_steer.sh"; bench/connect_steer.sh $(BUILD)
 	@echo "== bench/tls_cost.sh"; bench/tls_cost.sh $(BUILD)
+	@echo "== bench/scale.sh"; bench/scale.sh $(BUILD)
 
 sim: deps all
 	$(BUILD)/ringsteerctl sim
