@@ -243,7 +243,7 @@ run_config() {
 		handed=$((handed + ${h:-0}))
 		abandoned=$((abandoned + $(log_count "$glog" 'event=handoff_abandoned')))
 		timed_out=$((timed_out + $(log_count "$glog" 'event=handoff_timeout')))
-		rs_log "$cfg: gw-$k -> gw-$((k + 4)): handed off ${h:-?}; gauges gw-5..8: $(gauges 5 6 7 8)"
+		rs_log "$cfg: gw-$k -> gw-$((k + 4)): handed off ${h:-?}; gauges gw-5..$((k + 4)): $(gauges $(seq 5 $((k + 4))))"
 	done
 	local wall=$(($(rs_now_ms) - t0))
 	put roll_wall_ms "$wall"
