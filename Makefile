@@ -108,6 +108,11 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_LIB_OBJS) $(BUILD)/librings
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_LIB_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lcmocka -ljansson
 
+# The swarm's gap bookkeeping is pure (user/swarm/gap.c): its test links it.
+$(BUILD)/tests/test_swarm_gap: $(BUILD)/obj/tests/unit/test_swarm_gap.o $(BUILD)/obj/user/swarm/gap.o $(TEST_LIB_OBJS) $(BUILD)/libringsteer.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/obj/user/swarm/gap.o $(TEST_LIB_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lcmocka -ljansson
+
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libringsteer.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/libringsteer.a $(LIBS)
@@ -304,6 +309,7 @@ bench: deps all $(BENCH_BINS)
 	@echo "== bench/accept_time.sh"; bench/accept_time.sh $(BUILD)
 	@echo "== bench/connect_steer.sh"; bench/connect_steer.sh $(BUILD)
 	@echo "== bench/tls_cost.sh"; bench/tls_cost.sh $(BUILD)
+	@echo "== bench/scale.sh"; bench/scale.sh $(BUILD)
 
 sim: deps all
 	$(BUILD)/ringsteerctl sim

@@ -6,7 +6,10 @@
 # 100 of them and abandon 500): all 600 are handed off make-before-break
 # and gw-1 exits within the budget, with none abandoned and none timed out,
 # and the two others end at 300/300 exactly (the handoff rule, cap
-# ceil(600 / 2)), the swarm never seeing a member without a session.
+# ceil(600 / 2)), the swarm never seeing a member without a session: its
+# ringsteer_swarm_gap_max_seconds (the longest time a member went from
+# losing its attached link to its next ACCEPT) stays 0, no gap counted,
+# and its SIGTERM summary says gap_max_ms=0.000.
 RS_CLOCKS=slow
 . "$(dirname "$0")/../cluster/lib.sh"
 
@@ -57,6 +60,12 @@ await "gw-2 and gw-3 at $((N / 2)) each" 10 gauges_are $((N / 2)) $((N / 2))
 await "the swarm counts $N attached" 10 swarm_metric_is ringsteer_swarm_attached "$N"
 failures1=$(swarm_metric ringsteer_swarm_failures_total)
 [ "$failures1" = "$failures0" ] || fail "the swarm counted $((failures1 - failures0)) failures during the drain"
+gap=$(swarm_metric ringsteer_swarm_gap_max_seconds)
+gaps=$(swarm_metric ringsteer_swarm_gaps_total)
+[ "$gap" = 0 ] || fail "a member went ${gap}s without a session (ringsteer_swarm_gap_max_seconds; $gaps gaps)"
+[ "$gaps" = 0 ] || fail "ringsteer_swarm_gaps_total is $gaps after a make-before-break drain"
 kill -TERM "$swarm_pid"
 await "the swarm exits after SIGTERM" 10 rs_gone "$swarm_pid"
-echo "t_27: 300/300 on gw-2 and gw-3, no failure seen by the swarm"
+log_has "$swarm_log" 'event=stopping .* gap_max_ms=0\.000 gaps=0( |$)' ||
+	fail "the swarm's summary: $(grep 'event=stopping' "$swarm_log")"
+echo "t_27: 300/300 on gw-2 and gw-3, no failure and no gap seen by the swarm"

@@ -135,6 +135,7 @@ struct gw_counters {
 	uint64_t store_batches;       /* admission transactions run (each decides one or more) */
 	uint64_t store_batched;       /* admissions and handoffs decided in them */
 	uint64_t store_cancelled;     /* queued admissions answered "unavailable" behind a stuck call */
+	uint64_t store_statements;    /* the store handle's rs_store_statements(), as of the last heartbeat */
 };
 
 /* A session end the store could not be told yet (store_call.c): kept until

@@ -29,6 +29,7 @@ struct heartbeat_call {
 	bool check_drain;  /* read our row's state */
 	bool registered;   /* out: the row was gone and is written again */
 	bool told_drain;   /* out: our row says draining */
+	uint64_t statements; /* out: the handle's statement count, read here on the worker */
 	int64_t t0;        /* monotonic: when it was queued */
 };
 
@@ -49,6 +50,9 @@ static int heartbeat_run(struct rs_store *st, struct gw_call *call)
 	}
 	if (err == 0 && h->check_drain && rs_store_gateway_get(st, cfg->id, gw_now_ms(), &row) == 0)
 		h->told_drain = row.state == RS_GATEWAY_DRAINING;
+	/* The handle is the worker's alone: its count is read here and
+	 * handed to the loop with the answer, never read from the loop. */
+	h->statements = rs_store_statements(st);
 	return err;
 }
 
@@ -79,6 +83,8 @@ static void heartbeat_done(struct gw_call *call, int err)
 	char ms[24];
 
 	gw->heartbeat_in_flight = false;
+	/* Counted whatever the outcome: a failed call ran statements too. */
+	gw->counters.store_statements = h->statements;
 	gw_store_outcome(gw, err);
 	if (err) {
 		gw->counters.store_errors++;

@@ -107,6 +107,10 @@ static void render(const void *ctx, struct evbuffer *b)
 	       "Store transactions that decided admissions and drain handoffs (those queued together share one).");
 	evbuffer_add_printf(b, "ringsteer_gateway_store_admission_transactions_total{gateway=\"%s\"} %llu\n", id,
 			    (unsigned long long)k->store_batches);
+	rs_metrics_family(b, "ringsteer_gateway_store_statements_total", "counter",
+	       "Statements this gateway's store handle has run (transactions begun and committed count one each); read at each heartbeat.");
+	evbuffer_add_printf(b, "ringsteer_gateway_store_statements_total{gateway=\"%s\"} %llu\n", id,
+			    (unsigned long long)k->store_statements);
 	rs_metrics_family(b, "ringsteer_gateway_store_cancelled_total", "counter",
 	       "Queued admissions answered unavailable (accepted degraded) behind a store call past --store-timeout.");
 	evbuffer_add_printf(b, "ringsteer_gateway_store_cancelled_total{gateway=\"%s\"} %llu\n", id,

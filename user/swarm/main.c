@@ -182,7 +182,7 @@ static uint64_t failures_total(const struct swarm *sw)
 
 void swarm_summary(struct swarm *sw, const char *event)
 {
-	char members[16], attached[16], ms[24], redirects[24], failures[24], all_ms[24];
+	char members[16], attached[16], ms[24], redirects[24], failures[24], all_ms[24], gap_ms[32], gaps[24];
 
 	snprintf(members, sizeof(members), "%u", sw->cfg.count);
 	snprintf(attached, sizeof(attached), "%u", sw->attached);
@@ -193,8 +193,11 @@ void swarm_summary(struct swarm *sw, const char *event)
 		snprintf(all_ms, sizeof(all_ms), "%lld", (long long)sw->all_attached_ms);
 	else
 		snprintf(all_ms, sizeof(all_ms), "none");
+	snprintf(gap_ms, sizeof(gap_ms), "%.3f", (double)swarm_gap_max_us(sw) / 1000.0);
+	snprintf(gaps, sizeof(gaps), "%llu", (unsigned long long)sw->gaps.count);
 	rs_log(stderr, "info", sw->who, "event", event, "members", members, "attached", attached, "ms", ms,
-	       "all_attached_ms", all_ms, "redirects", redirects, "failures", failures, NULL);
+	       "all_attached_ms", all_ms, "redirects", redirects, "failures", failures, "gap_max_ms", gap_ms,
+	       "gaps", gaps, NULL);
 }
 
 static void on_stop(evutil_socket_t fd, short what, void *arg)

@@ -55,6 +55,7 @@ struct swarm_link {
 	bool stay;
 	bool in_progress;    /* holds a dial slot: connecting or awaiting the answer */
 	bool counted;        /* counted attached (swarm and gateway totals) */
+	bool superseded;     /* the gateway closed it for our newer link, which it accepted */
 };
 
 static void member_dial(struct swarm *sw, struct swarm_member *m, enum swarm_via via, uint16_t gw, bool stay);
@@ -65,6 +66,27 @@ uint64_t swarm_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+uint64_t swarm_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+uint64_t swarm_gap_max_us(const struct swarm *sw)
+{
+	uint64_t now = swarm_now_us(), max = swarm_gap_longest(&sw->gaps, 0, now);
+
+	for (uint32_t i = 0; sw->members && i < sw->cfg.count; i++) {
+		uint64_t g = swarm_gap_longest(&sw->gaps, sw->members[i].lost_at_us, now);
+
+		if (g > max)
+			max = g;
+	}
+	return max;
 }
 
 static uint64_t wall_ms(void)
@@ -107,6 +129,19 @@ static void arm(struct swarm_member *m)
 	evtimer_add(m->timer, &tv);
 }
 
+/* Whether freeing l (already unlinked from m) leaves m in a gap: it had a
+ * session and now has none attached.  Not while stopping (the swarm's own
+ * GOODBYEs), and not when the gateway superseded l for a newer link of ours
+ * still awaiting its ACCEPT here: the gateway accepted that link before it
+ * closed this one (make before break), the frames just crossed; should that
+ * link fail after all, its freeing opens the gap then. */
+static bool leaves_gap(const struct swarm_link *l, const struct swarm_member *m)
+{
+	if (l->sw->stopping || !m->ever_attached || m->active)
+		return false;
+	return !(l->superseded && m->pending);
+}
+
 static void link_free(struct swarm_link *l)
 {
 	struct swarm *sw = l->sw;
@@ -123,6 +158,8 @@ static void link_free(struct swarm_link *l)
 		m->active = NULL;
 	if (m->pending == l)
 		m->pending = NULL;
+	if (leaves_gap(l, m))
+		swarm_gap_open(&m->lost_at_us, swarm_now_us());
 	bufferevent_free(l->bev);
 	free(l);
 }
@@ -286,6 +323,7 @@ static void attached(struct swarm_link *l, const struct rs_accept *acc)
 	m->last_gw = l->gw;
 	m->heartbeat_ms = acc->heartbeat_ms ? acc->heartbeat_ms : 5000;
 	m->ever_attached = true;
+	swarm_gap_close(&sw->gaps, &m->lost_at_us, swarm_now_us());
 	/* Make before break: the new link is in; now the old one goes. */
 	if (old)
 		say_goodbye_and_free(old);
@@ -364,6 +402,7 @@ static bool on_frame(struct swarm_link *l, const struct rs_frame *f)
 		if (l->state != LINK_ATTACHED) {
 			link_failed(l, FAIL_GOODBYE, f->u.goodbye.text);
 		} else if (f->u.goodbye.reason == RS_GOODBYE_SUPERSEDED) {
+			l->superseded = true;
 			link_free(l); /* our newer link took over */
 		} else {
 			/* The gateway is going away: let the rule place us. */

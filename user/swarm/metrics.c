@@ -1,6 +1,7 @@
 /* metrics.c - the swarm's /metrics (Prometheus text, the gateway's naming
  * style): members attached, in all and per gateway, redirects, failures by
- * reason, and how long it took until all were attached the first time.
+ * reason, how long it took until all were attached the first time, and
+ * the longest time a member went without a session (gap.h).
  * Label sets are bounded: fixed reasons, and at most SWARM_GATEWAYS_MAX
  * gateway ids. */
 #include <string.h>
@@ -63,6 +64,13 @@ static void render(const void *ctx, struct evbuffer *b)
 	for (int r = 0; r < FAIL_COUNT; r++)
 		evbuffer_add_printf(b, "ringsteer_swarm_failures_total{reason=\"%s\"} %llu\n",
 				    swarm_failure_label((enum swarm_failure)r), (unsigned long long)sw->failures[r]);
+	rs_metrics_family(b, "ringsteer_swarm_gap_max_seconds", "gauge",
+			  "The longest time a member was without an accepted session after having had one "
+			  "(link lost to next ACCEPT; 0 for make-before-break moves), gaps still open included.");
+	evbuffer_add_printf(b, "ringsteer_swarm_gap_max_seconds %.6f\n", (double)swarm_gap_max_us(sw) / 1e6);
+	rs_metrics_family(b, "ringsteer_swarm_gaps_total", "counter",
+			  "Gaps that ended: a member accepted again after losing its attached link.");
+	evbuffer_add_printf(b, "ringsteer_swarm_gaps_total %llu\n", (unsigned long long)sw->gaps.count);
 	if (sw->all_attached_ms < 0)
 		return;
 	rs_metrics_family(b, "ringsteer_swarm_attach_seconds", "gauge",

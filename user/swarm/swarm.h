@@ -20,6 +20,7 @@
 #include "ringsteer/cidr.h"
 #include "ringsteer/proto.h"
 #include "ringsteer/token.h"
+#include "gap.h"
 
 #define SWARM_ALLOW_MAX 32        /* --redirect-allow prefixes */
 #define SWARM_GATEWAYS_MAX 1024   /* distinct (gateway id, peer) pairs remembered */
@@ -82,6 +83,7 @@ struct swarm_member {
 	char *token;                /* its current token (minted, or from TOKEN) */
 	uint64_t token_expiry;      /* unix seconds */
 	uint64_t retry_at, refresh_at, beat_at; /* monotonic ms; 0: not armed */
+	uint64_t lost_at_us;        /* monotonic us its session was lost; 0: not in a gap (gap.h) */
 	uint32_t number;            /* 1..N: the member id is prefix + number */
 	uint32_t backoff_ms;
 	uint32_t heartbeat_ms;
@@ -116,6 +118,7 @@ struct swarm {
 	uint64_t failures[FAIL_COUNT];
 	uint64_t started_ms;        /* monotonic */
 	int64_t all_attached_ms;    /* -1 until all N were attached once */
+	struct swarm_gaps gaps;     /* time members spent without a session after having one */
 	/* Failure lines: a token bucket so 10,000 members failing at once log
 	 * a few lines and a count, not 10,000. */
 	uint64_t log_credit_milli, log_last_ms, log_suppressed;
@@ -155,8 +158,13 @@ int swarm_metrics_serve(struct swarm *sw);
 /* The one-line summary (main.c): event=all_attached or event=stopping. */
 void swarm_summary(struct swarm *sw, const char *event);
 
-/* Monotonic milliseconds (member.c). */
+/* Monotonic milliseconds and microseconds (member.c). */
 uint64_t swarm_now_ms(void);
+uint64_t swarm_now_us(void);
+
+/* The longest time any member has been without a session after having
+ * had one, open gaps included, in microseconds (member.c). */
+uint64_t swarm_gap_max_us(const struct swarm *sw);
 
 /* A failure: counted; one line for the member, rate limited (log_rate.c). */
 void swarm_failure(struct swarm *sw, const struct swarm_member *m, enum swarm_failure why, const char *event,
