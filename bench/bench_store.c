@@ -1,14 +1,17 @@
-/* bench_store.c - placements per second through each store backend: the
- * placement transaction (rs_store_admit) for fresh members arriving at 4
- * registered gateways, with 1, 4 and 16 arrivals at once (threads, each
- * with its own handle, as gateways are separate processes).  SQLite: a file
- * in a temporary directory; PostgreSQL: RS_BENCH_PG_URL (a base URL as
- * tests/pg/pg_server.sh start prints; skipped, saying so, when unset), in a
- * database of its own.  Each cell runs RS_BENCH_SECONDS (default 3).
+/* bench_store.c - placements per second through the store with 0 and
+ * with 40,000 session rows already there (issue 15: store work must not
+ * grow with the sessions): 1, 4 and 16 concurrent arrivals (threads, each
+ * with its own handle, as gateways are processes), and one handle
+ * admitting batches of 1, 4 and 16 (rs_store_admit_batch).  SQLite: a file
+ * in a temporary directory; PostgreSQL too when RS_BENCH_PG_URL is a base
+ * URL (tests/pg/pg_server.sh start prints one), in a database of its own.
+ * Each cell runs RS_BENCH_SECONDS (default 2) on a fresh store.  Goal: the
+ * two row counts within 20% of each other in every cell.
  *
- * Arrivals never follow their redirects: each admission is one placement
- * (a redirect writes a reservation, an accept an active row), and the rows
- * pile up as in a busy fleet, so later cells see more rows than earlier. */
+ * The rows are what a busy fleet holds: active sessions spread over the 4
+ * gateways (each gateway's attached count), every tenth a reservation
+ * already lapsed (the pending index skips it).  Arrivals are fresh members
+ * that never follow their redirects. */
 #include <errno.h>
 #include <libpq-fe.h>
 #include <pthread.h>
@@ -25,13 +28,14 @@
 #define MAX_THREADS 16
 
 static const char *const gateway_ids[GATEWAYS] = { "gw-0", "gw-1", "gw-2", "gw-3" };
-static const unsigned concurrency[] = { 1, 4, 16 };
-#define CELLS (sizeof(concurrency) / sizeof(concurrency[0]))
+static const unsigned widths[] = { 1, 4, 16 };
+#define WIDTHS (sizeof(widths) / sizeof(widths[0]))
+static const unsigned preloads[] = { 0, 40000 };
+#define PRELOADS (sizeof(preloads) / sizeof(preloads[0]))
 
 struct worker {
 	const char *url;
-	const char *backend;
-	unsigned id, cell;
+	unsigned id, batch; /* batch 0: single admissions */
 	double seconds;
 	pthread_barrier_t *barrier;
 	uint64_t done;
@@ -59,35 +63,68 @@ static void *work(void *arg)
 	struct worker *w = arg;
 	const struct rs_store_options opt = { .busy_timeout_ms = 30000 };
 	struct rs_store *st = NULL;
+	struct rs_admit a[MAX_THREADS];
+	char members[MAX_THREADS][48];
+	int errs[MAX_THREADS];
+	unsigned n = w->batch ? w->batch : 1;
 	double end;
 
 	w->err = rs_store_open(w->url, &opt, &st);
 	pthread_barrier_wait(w->barrier);
 	end = now_s() + w->seconds;
 	while (!w->err && now_s() < end) {
-		char member[64];
-		struct rs_admit a = {
-			.gateway_id = gateway_ids[(w->id + w->done) % GATEWAYS],
-			.member_id = member,
-			.instance_id = "bench",
-			.epoch = 1,
-			.sandboxes = 1,
-			.source = "",
-			.now_ms = wall_ms(),
-		};
+		int64_t now = wall_ms();
+		const char *gw = gateway_ids[(w->id + w->done) % GATEWAYS];
 
-		snprintf(member, sizeof(member), "%s-c%u-t%u-%llu", w->backend, w->cell, w->id,
-			 (unsigned long long)w->done);
-		w->err = rs_store_admit(st, &a);
+		for (unsigned i = 0; i < n; i++) {
+			snprintf(members[i], sizeof(members[i]), "t%u-%llu", w->id, (unsigned long long)(w->done + i));
+			a[i] = (struct rs_admit){ .gateway_id = gw, .member_id = members[i], .instance_id = "bench",
+						  .epoch = 1, .sandboxes = 1, .source = "", .now_ms = now };
+		}
+		w->err = w->batch ? rs_store_admit_batch(st, a, n, errs) : rs_store_admit(st, &a[0]);
 		if (!w->err)
-			w->done++;
+			w->done += n;
 	}
 	rs_store_close(st);
 	return NULL;
 }
 
-/* Runs one cell; returns placements per second, or a negative errno. */
-static double run_cell(const char *url, const char *backend, unsigned cell, unsigned threads, double seconds)
+/* A fresh store at url with the gateways and `rows` session rows. */
+static int fill(const char *url, unsigned rows)
+{
+	struct rs_store *st = NULL;
+	int64_t now = wall_ms();
+	int err = rs_store_open(url, NULL, &st);
+
+	for (size_t g = 0; !err && g < GATEWAYS; g++) {
+		char peer[32];
+
+		snprintf(peer, sizeof(peer), "10.0.0.%zu:7443", g + 1);
+		err = rs_store_gateway_start(st, gateway_ids[g], peer, RS_GATEWAY_SERVING, now + 600000);
+	}
+	for (unsigned i = 0; !err && i < rows; i++) {
+		char member[32];
+
+		snprintf(member, sizeof(member), "old-%u", i);
+		if (i % 10 == 9) { /* a reservation that lapsed long ago */
+			struct rs_admit a = { .gateway_id = gateway_ids[i % GATEWAYS], .member_id = member,
+					      .epoch = 1, .now_ms = now - 3600000 };
+			err = rs_store_admit(st, &a);
+		} else {
+			struct rs_session_claim c = { .gateway_id = gateway_ids[i % GATEWAYS], .member_id = member,
+						      .epoch = 1, .sandboxes = 1, .now_ms = now };
+			err = rs_store_session_claim(st, &c);
+		}
+	}
+	/* The claims and admissions moved the heartbeats: far ahead again. */
+	for (size_t g = 0; !err && g < GATEWAYS; g++)
+		err = rs_store_heartbeat(st, gateway_ids[g], now + 600000);
+	rs_store_close(st);
+	return err;
+}
+
+/* One cell: threads handles single-admitting, or one handle batching. */
+static double run_cell(const char *url, unsigned threads, unsigned batch, double seconds)
 {
 	struct worker workers[MAX_THREADS];
 	pthread_t tids[MAX_THREADS];
@@ -98,10 +135,10 @@ static double run_cell(const char *url, const char *backend, unsigned cell, unsi
 
 	pthread_barrier_init(&barrier, NULL, threads + 1);
 	for (unsigned i = 0; i < threads; i++) {
-		workers[i] = (struct worker){ .url = url, .backend = backend, .id = i, .cell = cell,
-					      .seconds = seconds, .barrier = &barrier };
+		workers[i] = (struct worker){ .url = url, .id = i, .batch = batch, .seconds = seconds,
+					      .barrier = &barrier };
 		if (pthread_create(&tids[i], NULL, work, &workers[i]) != 0) {
-			fprintf(stderr, "bench_store: cannot start a thread\n");
+			fprintf(stderr, "bench_store_rows: cannot start a thread\n");
 			exit(1);
 		}
 	}
@@ -116,35 +153,10 @@ static double run_cell(const char *url, const char *backend, unsigned cell, unsi
 	elapsed = now_s() - start;
 	pthread_barrier_destroy(&barrier);
 	if (err) {
-		fprintf(stderr, "bench_store: %s: rs_store_admit: %s\n", backend, strerror(-err));
+		fprintf(stderr, "bench_store_rows: admit: %s\n", strerror(-err));
 		return err;
 	}
 	return (double)total / elapsed;
-}
-
-/* Registers the gateways, then measures every cell into rates[]. */
-static int run_backend(const char *url, const char *backend, double seconds, double *rates)
-{
-	struct rs_store *st = NULL;
-	int err = rs_store_open(url, NULL, &st);
-
-	for (size_t g = 0; !err && g < GATEWAYS; g++) {
-		char peer[32];
-
-		snprintf(peer, sizeof(peer), "10.0.0.%zu:7443", g + 1);
-		err = rs_store_gateway_register(st, gateway_ids[g], peer, RS_GATEWAY_SERVING, wall_ms() + 600000);
-	}
-	rs_store_close(st);
-	if (err) {
-		fprintf(stderr, "bench_store: %s: cannot open or fill %s: %s\n", backend, url, strerror(-err));
-		return err;
-	}
-	for (size_t c = 0; c < CELLS; c++) {
-		rates[c] = run_cell(url, backend, (unsigned)c, concurrency[c], seconds);
-		if (rates[c] < 0)
-			return (int)rates[c];
-	}
-	return 0;
 }
 
 static void quiet(void *arg, const char *message)
@@ -153,7 +165,6 @@ static void quiet(void *arg, const char *message)
 	(void)message;
 }
 
-/* Runs sql on the server at base; returns 0 or -1 (said). */
 static int pg_admin(const char *base, const char *sql)
 {
 	PGconn *c = PQconnectdb(base);
@@ -166,62 +177,99 @@ static int pg_admin(const char *base, const char *sql)
 		ok = PQresultStatus(res) == PGRES_COMMAND_OK;
 	}
 	if (!ok)
-		fprintf(stderr, "bench_store: %s: %s: %s", base, sql, PQerrorMessage(c));
+		fprintf(stderr, "bench_store_rows: %s: %s: %s", base, sql, PQerrorMessage(c));
 	PQclear(res);
 	PQfinish(c);
 	return ok ? 0 : -1;
+}
+
+/* A fresh store for one cell: a new file, or a new database. */
+static int fresh(const char *pg_base, const char *dir, unsigned cell, char *url, size_t size)
+{
+	char sql[128];
+
+	if (!pg_base) {
+		snprintf(url, size, "sqlite:%s/cell-%u.db", dir, cell);
+		return 0;
+	}
+	snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS rs_bench_rows_%ld WITH (FORCE)", (long)getpid());
+	if (pg_admin(pg_base, sql) != 0)
+		return -EIO;
+	snprintf(sql, sizeof(sql), "CREATE DATABASE rs_bench_rows_%ld", (long)getpid());
+	if (pg_admin(pg_base, sql) != 0)
+		return -EIO;
+	snprintf(url, size, "%s%sdbname=rs_bench_rows_%ld", pg_base, strchr(pg_base, '?') ? "&" : "?",
+		 (long)getpid());
+	return 0;
+}
+
+static int run_backend(const char *name, const char *pg_base, const char *dir, double seconds)
+{
+	double rates[2][WIDTHS][PRELOADS];
+	char url[700];
+	unsigned cell = 0;
+
+	for (int mode = 0; mode < 2; mode++)
+		for (size_t w = 0; w < WIDTHS; w++)
+			for (size_t p = 0; p < PRELOADS; p++) {
+				int err = fresh(pg_base, dir, cell++, url, sizeof(url));
+
+				if (!err)
+					err = fill(url, preloads[p]);
+				if (err) {
+					fprintf(stderr, "bench_store_rows: %s: fill: %s\n", name, strerror(-err));
+					return err;
+				}
+				rates[mode][w][p] = mode == 0 ? run_cell(url, widths[w], 0, seconds)
+							      : run_cell(url, 1, widths[w], seconds);
+				if (rates[mode][w][p] < 0)
+					return (int)rates[mode][w][p];
+			}
+	printf("%s: placements per second (%d gateways, %.1f s per cell, fresh store per cell)\n", name, GATEWAYS,
+	       seconds);
+	printf("%-28s %12s %12s %10s\n", "arrivals", "0 rows", "40000 rows", "40k/0");
+	for (int mode = 0; mode < 2; mode++)
+		for (size_t w = 0; w < WIDTHS; w++) {
+			char label[40];
+
+			snprintf(label, sizeof(label), mode == 0 ? "%u concurrent (handles)" : "batches of %u (1 handle)",
+				 widths[w]);
+			printf("%-28s %12.0f %12.0f %10.2f\n", label, rates[mode][w][0], rates[mode][w][1],
+			       rates[mode][w][1] / rates[mode][w][0]);
+		}
+	return 0;
 }
 
 int main(void)
 {
 	const char *pg_base = getenv("RS_BENCH_PG_URL");
 	const char *secs = getenv("RS_BENCH_SECONDS");
-	double seconds = secs ? atof(secs) : 3.0;
-	double sqlite_rates[CELLS], pg_rates[CELLS];
-	char dir[] = "/tmp/rs-bench-store-XXXXXX", url[600], sql[96];
-	bool have_pg = pg_base && pg_base[0];
+	double seconds = secs ? atof(secs) : 2.0;
+	char dir[] = "/tmp/rs-bench-rows-XXXXXX", cmd[96];
 	int err;
 
 	if (seconds <= 0 || seconds > 600)
-		seconds = 3.0;
+		seconds = 2.0;
 	if (!mkdtemp(dir)) {
-		perror("bench_store: mkdtemp");
+		perror("bench_store_rows: mkdtemp");
 		return 1;
 	}
-	snprintf(url, sizeof(url), "sqlite:%s/ringsteer.db", dir);
-	err = run_backend(url, "sqlite", seconds, sqlite_rates);
-	snprintf(sql, sizeof(sql), "rm -rf '%s'", dir);
-	if (system(sql) != 0)
-		fprintf(stderr, "bench_store: could not remove %s\n", dir);
+	err = run_backend("sqlite", NULL, dir, seconds);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "bench_store_rows: could not remove %s\n", dir);
 	if (err)
 		return 1;
+	if (pg_base && pg_base[0]) {
+		char sql[128];
 
-	if (have_pg) {
-		snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS rs_bench_%ld", (long)getpid());
-		if (pg_admin(pg_base, sql) != 0)
-			return 1;
-		snprintf(sql, sizeof(sql), "CREATE DATABASE rs_bench_%ld", (long)getpid());
-		if (pg_admin(pg_base, sql) != 0)
-			return 1;
-		snprintf(url, sizeof(url), "%s%sdbname=rs_bench_%ld", pg_base, strchr(pg_base, '?') ? "&" : "?",
-			 (long)getpid());
-		err = run_backend(url, "postgres", seconds, pg_rates);
-		snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS rs_bench_%ld WITH (FORCE)", (long)getpid());
+		err = run_backend("postgres", pg_base, dir, seconds);
+		snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS rs_bench_rows_%ld WITH (FORCE)", (long)getpid());
 		pg_admin(pg_base, sql);
 		if (err)
 			return 1;
-	}
-
-	printf("store placements per second (rs_store_admit, %d gateways, %.1f s per cell)\n", GATEWAYS, seconds);
-	printf("%-12s %12s %12s %10s\n", "concurrent", "sqlite", "postgres", "pg/sqlite");
-	for (size_t c = 0; c < CELLS; c++) {
-		if (have_pg)
-			printf("%-12u %12.0f %12.0f %10.2f\n", concurrency[c], sqlite_rates[c], pg_rates[c],
-			       pg_rates[c] / sqlite_rates[c]);
-		else
-			printf("%-12u %12.0f %12s %10s\n", concurrency[c], sqlite_rates[c], "-", "-");
-	}
-	if (!have_pg)
+	} else {
 		printf("postgres: SKIPPED, RS_BENCH_PG_URL is not set (tests/pg/pg_server.sh start DIR prints one)\n");
+	}
 	return 0;
 }

@@ -22,7 +22,9 @@
 #   rss        per attached supervisor: (VmRSS with N/4 attached, the least
 #              of the samples over ~6 s once every gateway has had two
 #              heartbeats (malloc_trim runs on each) - VmRSS just before the
-#              storm) / (N/4); the mean over the 4 gateways, and the largest
+#              storm) / (N/4); the mean over the 4 gateways, and the largest;
+#              RssAnon likewise (the process's own memory: VmRSS also counts
+#              the shared libraries' code first touched during the storm)
 #   stmts/s    ringsteer_gateway_store_statements_total summed over the 4
 #              gateways, per second: per gateway, the increase between its
 #              first and its last change seen while polling for ~6 s (the
@@ -41,7 +43,7 @@
 #              event=handoff_timeout; goal 0), and the end loads of gw-5..8
 #              (goal: N/4 each)
 #   placements placements/s through the store at 1, 4 and 16 concurrent
-#              arrivals against 0 and 40,000 rows: build/bench/bench_store_rows
+#              arrivals against 0 and 40,000 rows: build/bench/bench_store
 #              run once (SQLite, and PostgreSQL on the same server), its rows
 #              put in the columns of the configurations on that store, its
 #              tables printed whole below
@@ -51,7 +53,7 @@
 # (issue 15): storm within 5 s plaintext on both stores; RSS at most 4 KiB
 # per supervisor plaintext, 16 KiB TLS; gap 0; abandoned 0.
 # Needs root and `ip netns` (exit 77 otherwise).  About 2.5 minutes per
-# configuration at N=10000 on 2 cores, plus a minute for bench_store_rows.
+# configuration at N=10000 on 2 cores, plus a minute for bench_store.
 #
 # usage: [SCALE_N=10000] [SCALE_CONFIGS="plain-sqlite tls-sqlite plain-pg tls-pg"]
 #        [SCALE_SWARM_ARGS=...] bench/scale.sh [BUILD_DIR]   (default build)
@@ -122,6 +124,10 @@ gauges_sum_is() { # SUM N...
 swarm_metric() { rs_ns curl -fsS --max-time 2 "http://$SWARM_METRICS/metrics" | metric_of "$@"; }
 swarm_metric_is() { [ "$(swarm_metric "$1")" = "$2" ]; }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+# RssAnon: the process's own memory, without the shared libraries' pages it
+# touched for the first time during the storm (libcrypto's HMAC and TLS code:
+# about 2 MB, once, whatever N; VmRSS counts them).
+anon_kib() { awk '/^RssAnon:/ { print $2 }' "/proc/$1/status"; }
 
 SWARM_PID=""
 SWARM_RUNS=0
@@ -166,7 +172,7 @@ sample() {
 		[ "$t" -lt "$end" ] || break
 		page=$(gw_pages "$@") || continue
 		for n in "$@"; do
-			echo "$t $n $(printf '%s\n' "$page" | metric_of ringsteer_gateway_store_statements_total "gateway=\"gw-$n\"") $(rss_kib "${RS_GW_PID[$n]}")"
+			echo "$t $n $(printf '%s\n' "$page" | metric_of ringsteer_gateway_store_statements_total "gateway=\"gw-$n\"") $(rss_kib "${RS_GW_PID[$n]}") $(anon_kib "${RS_GW_PID[$n]}")"
 		done
 		sleep 0.1
 	done
@@ -187,6 +193,8 @@ stmts_rate() {
 }
 # rss_min: "n min_rss_kib" per gateway of sample's output on stdin.
 rss_min() { awk '!($2 in m) || $4 < m[$2] { m[$2] = $4 } END { for (n in m) print n, m[n] }'; }
+# anon_min: the same for RssAnon.
+anon_min() { awk '!($2 in m) || $5 < m[$2] { m[$2] = $5 } END { for (n in m) print n, m[n] }'; }
 
 # drain_stop K: SIGTERM gw-K (the Service drops it first) and await its
 # exit past its drain budget (25 s) with room to spare.
@@ -201,7 +209,7 @@ drain_stop() {
 # --- one configuration ---------------------------------------------------------
 
 run_config() {
-	local cfg=$1 n t0 before=() pre post
+	local cfg=$1 n t0 before=() before_anon=() pre post
 	CONFIG=$cfg
 	case $cfg in tls-*) RS_TLS=1 ;; *) RS_TLS=0 ;; esac
 	case $cfg in *-pg) RS_PG_DIR=$PG_DIR ;; *) RS_PG_DIR="" ;; esac
@@ -211,7 +219,7 @@ run_config() {
 	settle 1 2 3 4
 	sample 6 1 2 3 4 >"$RS_DIR/idle.samples"
 	put stmts_0 "$(stmts_rate <"$RS_DIR/idle.samples")"
-	for n in 1 2 3 4; do before[n]=$(rss_kib "${RS_GW_PID[$n]}"); done
+	for n in 1 2 3 4; do before[n]=$(rss_kib "${RS_GW_PID[$n]}") before_anon[n]=$(anon_kib "${RS_GW_PID[$n]}"); done
 
 	# The storm.
 	t0=$(rs_now_ms)
@@ -230,6 +238,14 @@ run_config() {
 	for n in 1 2 3 4; do pre+="$n ${before[n]}"$'\n'; done
 	put rss_kib "$(join <(printf '%s' "$pre" | sort) <(printf '%s\n' "$post" | sort) |
 		awk -v q="$Q" '{ d = ($3 - $2) / q; s += d; if (NR == 1 || d > mx) mx = d } END { printf "%.2f/%.2f\n", s / NR, mx }')"
+	post=$(anon_min <"$RS_DIR/full.samples")
+	pre=""
+	for n in 1 2 3 4; do pre+="$n ${before_anon[n]}"$'\n'; done
+	put anon_kib "$(join <(printf '%s' "$pre" | sort) <(printf '%s\n' "$post" | sort) |
+		awk -v q="$Q" '{ d = ($3 - $2) / q; s += d; if (NR == 1 || d > mx) mx = d } END { printf "%.2f/%.2f\n", s / NR, mx }')"
+	post=$(rss_min <"$RS_DIR/full.samples")
+	pre=""
+	for n in 1 2 3 4; do pre+="$n ${before[n]}"$'\n'; done
 	put rss_raw "$(join <(printf '%s' "$pre" | sort) <(printf '%s\n' "$post" | sort) | awk '{ printf "%s%d->%d", (NR > 1 ? "," : ""), $2 / 1024, $3 / 1024 }')"
 
 	# The surge-first rolling restart.
@@ -273,8 +289,8 @@ run_config() {
 # --- main ------------------------------------------------------------------------
 
 rs_require_netns
-[ -x "$RS_BUILD/ringsteer-swarm" ] && [ -x "$RS_BUILD/bench/bench_store_rows" ] ||
-	{ echo "scale.sh: build first (make all build/bench/bench_store_rows)" >&2; exit 1; }
+[ -x "$RS_BUILD/ringsteer-swarm" ] && [ -x "$RS_BUILD/bench/bench_store" ] ||
+	{ echo "scale.sh: build first (make all build/bench/bench_store)" >&2; exit 1; }
 case " $SCALE_CONFIGS " in
 *-pg*)
 	PG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/rs-scale-pg.XXXXXX")
@@ -292,8 +308,8 @@ done
 
 # Placements through the store: one run, SQLite and (when a PostgreSQL
 # configuration was asked for) PostgreSQL.
-rs_log "== bench_store_rows${PG_URL:+ (SQLite and PostgreSQL)}"
-RS_BENCH_PG_URL=$PG_URL "$RS_BUILD/bench/bench_store_rows" >"$OUT/store_rows" 2>&1 || rs_log "bench_store_rows failed"
+rs_log "== bench_store${PG_URL:+ (SQLite and PostgreSQL)}"
+RS_BENCH_PG_URL=$PG_URL "$RS_BUILD/bench/bench_store" >"$OUT/store_rows" 2>&1 || rs_log "bench_store failed"
 for c in $SCALE_CONFIGS; do
 	case $c in *-pg) want=postgres ;; *) want=sqlite ;; esac
 	awk -v want="$want" '
@@ -305,7 +321,8 @@ done
 rows=(
 	"storm_ms|storm: ms until N/4 on each gateway"
 	"swarm_all_ms|storm: the swarm's all_attached_ms"
-	"rss_kib|RSS KiB/supervisor (mean/max of 4)"
+	"anon_kib|RssAnon KiB/supervisor (mean/max of 4)"
+	"rss_kib|VmRSS KiB/supervisor (mean/max of 4)"
 	"rss_raw|RSS MiB before->after per gateway"
 	"stmts_0|store statements/s, 0 attached"
 	"stmts_q|store statements/s, N/4 attached"
@@ -327,7 +344,7 @@ rows=(
 	"place_16_40k|  16 concurrent, 40k rows"
 )
 echo
-echo "== bench_store_rows"
+echo "== bench_store"
 cat "$OUT/store_rows"
 echo
 echo "== issue 15: 4 gateways, N=$N supervisors (one ringsteer-swarm), heartbeat ${RS_HEARTBEAT_MS} ms, TTL ${RS_TTL_MS} ms, drain budget 25000 ms"
