@@ -22,9 +22,13 @@ LIBS     := -levent_openssl -levent -lsqlite3 -lssl -lcrypto -lpq
 # connections by member id (header only).  clang and libclang-rt-14-dev:
 # libFuzzer; nftables, iproute2, curl: the test cluster; prometheus
 # (promtool) and python3-yaml: the /metrics lint and the deploy/ manifest tests.
-DEB_PACKAGES := build-essential pkg-config libssl-dev libcmocka-dev libjansson-dev jq uthash-dev \
-	libevent-dev libsqlite3-dev clang libclang-rt-14-dev nftables iproute2 curl openssl sqlite3 \
-	bpftool libbpf-dev prometheus python3-yaml
+# BUILD_PACKAGES: what `make all` needs, and all the image's build stage
+# installs (deploy/Dockerfile takes this list).
+BUILD_PACKAGES := build-essential pkg-config libssl-dev libevent-dev libsqlite3-dev libpq-dev \
+	clang bpftool libbpf-dev uthash-dev
+DEB_PACKAGES := $(BUILD_PACKAGES) libcmocka-dev libjansson-dev jq \
+	libclang-rt-14-dev nftables iproute2 curl openssl sqlite3 \
+	prometheus python3-yaml
 # postgresql and libpq-dev: the PostgreSQL store backend (libpq) and the
 # throwaway server its tests and benchmark run against (tests/pg/pg_server.sh).
 DEB_PACKAGES += postgresql libpq-dev
@@ -368,3 +372,51 @@ pg-test: all $(BUILD)/tests/test_store $(BUILD)/tests/test_store_scale
 	  RS_TEST_DATA=$(TEST_DATA) RS_TEST_PG_URL=$$url $(BUILD)/tests/$$t || rc=1; \
 	done; \
 	tests/pg/pg_server.sh stop $$dir; exit $$rc
+
+# ---- the container image (deploy/Dockerfile; docs/OPERATIONS.md, Install) ----
+# `make image` builds IMAGE from this tree with podman (Debian's package):
+# a build stage that runs `make all`, a runtime stage with the packages its
+# binaries need (derived: deploy/image/runtime-packages.sh).  The base is
+# IMAGE_BASE; a localhost/ name is made here with mmdebstrap from the
+# Debian archive (no registry needed), once; with a registry in reach,
+# IMAGE_BASE=docker.io/library/debian:12-slim uses the public one.
+# `make image-test` tests the image by its exported filesystem
+# (tests/image/image_test.sh); .ci/run runs it after `make test`.
+IMAGE          ?= ringsteer:latest
+IMAGE_BASE     ?= localhost/ringsteer-base:bookworm
+IMAGE_MIRROR   ?= http://deb.debian.org/debian
+IMAGE_SECURITY ?= http://deb.debian.org/debian-security
+IMAGE_PACKAGES := podman mmdebstrap uidmap
+# What Debian's slim images leave out, left out of the mmdebstrap base too
+# (and usrmerge with perl: the merged-usr hook lays /usr out instead).
+IMAGE_EXCLUDES := /usr/share/doc/* /usr/share/man/* /usr/share/info/* /usr/share/locale/* \
+	/usr/share/lintian/* /usr/share/linda/*
+
+.PHONY: image image-base image-test print-build-packages
+print-build-packages:
+	@echo $(BUILD_PACKAGES)
+
+image-base:
+	$(call install_missing,$(IMAGE_PACKAGES))
+	@if podman image exists $(IMAGE_BASE); then echo "base $(IMAGE_BASE): present"; exit 0; fi; \
+	case "$(IMAGE_BASE)" in localhost/*) ;; *) echo "base $(IMAGE_BASE): pulled by the build"; exit 0 ;; esac; \
+	tmp=$$(mktemp -d /tmp/rs-base-XXXXXX) || exit 1; \
+	echo "base $(IMAGE_BASE): mmdebstrap bookworm from $(IMAGE_MIRROR)"; \
+	mmdebstrap --quiet --variant=minbase --include=ca-certificates \
+	  --aptopt='APT::Install-Recommends "false"' --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
+	  $(foreach x,$(IMAGE_EXCLUDES),--dpkgopt='path-exclude=$(x)') \
+	  --customize-hook='rm -rf "$$1"/var/lib/apt/lists/* "$$1"/var/cache/apt/*' \
+	  bookworm $$tmp/base.tar "deb $(IMAGE_MIRROR) bookworm main" \
+	  "deb $(IMAGE_MIRROR) bookworm-updates main" "deb $(IMAGE_SECURITY) bookworm-security main" && \
+	podman import --change 'CMD ["/bin/bash"]' $$tmp/base.tar $(IMAGE_BASE) >/dev/null; \
+	rc=$$?; rm -rf $$tmp; exit $$rc
+
+image: image-base
+	podman build --isolation=chroot -f deploy/Dockerfile --build-arg BASE=$(IMAGE_BASE) \
+	  --build-arg BUILD_PACKAGES="$(BUILD_PACKAGES)" --target build -t $(subst :,-build:,$(IMAGE)) .
+	podman build --isolation=chroot -f deploy/Dockerfile --build-arg BASE=$(IMAGE_BASE) \
+	  --build-arg BUILD_PACKAGES="$(BUILD_PACKAGES)" -t $(IMAGE) .
+	@echo "$(IMAGE): $$(podman image inspect --format '{{.Size}}' $(IMAGE) | awk '{ printf "%d MiB", $$1 / 1048576 }')"
+
+image-test: image deps all
+	tests/image/image_test.sh $(IMAGE) $(BUILD)

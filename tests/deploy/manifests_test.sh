@@ -439,6 +439,17 @@ if [ -z "$insecure" ] && [ -n "$tls_cert" ] && jq -e '.csi.driver == "csi.cert-m
 	check "tls csi renewal point above RingsteerTLSCertExpiringSoon's threshold, below the duration" renewal_fits
 fi
 
+# --- who runs as whom: the image's user (deploy/Dockerfile) for the gateway, root
+# for the agent, and the store directory handed to the gateway's user ---------
+img_user=$(sed -n 's/^USER \([0-9]*\):\([0-9]*\)$/\1/p' "$DEPLOY/Dockerfile")
+check "the image runs as a non-root uid by default (Dockerfile USER)" test -n "$img_user" -a "${img_user:-0}" != 0
+check "gateway runs as the image's uid, non-root" \
+	jq -e --argjson u "${img_user:-65532}" '.c.securityContext | .runAsUser == $u and .runAsNonRoot == true' <<<"$GW"
+check "agent runs as root (the image's default user is not)" jq -e '.c.securityContext.runAsUser == 0' <<<"$AG"
+check "an init container hands the store directory to the gateway's uid" \
+	jq -e --arg u "${img_user:-65532}" '[.obj.spec.template.spec.initContainers[]? | select(((.command // []) | join(" ")) | test("chown " + $u + ":" + $u + " /var/lib/ringsteer"))
+		| select(.securityContext.runAsUser == 0) | .volumeMounts[]? | select(.mountPath == "/var/lib/ringsteer")] | length == 1' <<<"$GW"
+
 # --- the agent: privileges, network, bpffs, registration socket -------------------
 check "agent is privileged or has CAP_BPF/NET_ADMIN/SYS_ADMIN" \
 	jq -e '.c.securityContext | .privileged == true or ((.capabilities.add // []) | map(ascii_upcase | sub("^CAP_"; "")) | contains(["BPF", "NET_ADMIN", "SYS_ADMIN"]))' <<<"$AG"
