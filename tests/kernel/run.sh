@@ -8,7 +8,8 @@
 #
 # table_test checks the bucket builder and the hash, precompute_test the
 # known supervisors and their precomputed placements (no kernel).  The
-# datapath tests (steer_test NAME) run in `unshare -n` with lo up; the
+# datapath tests (steer_test NAME) and the pin adoption tests (pin_test
+# NAME) run in `unshare -n` with lo up; the
 # agent tests (t_*.sh) make a named netns and run the agent in it with
 # nsenter (it keeps the host's mount namespace, so bpffs pins outlive the
 # agent as on a node).  Prints one line per test (ok / FAIL / skip), a failing
@@ -32,6 +33,7 @@ mkdir -p "$out_root"
 # name and command of every test
 tests=(table precompute)
 for t in steered ipv6 pinned miss stalepin sockops; do tests+=("steer_$t"); done
+for t in configfail; do tests+=("pin_$t"); done
 for t in "$here"/t_*.sh; do tests+=("$(basename "$t" .sh)"); done
 
 pass=0 failed=0 skipped=0
@@ -52,9 +54,9 @@ for name in "${tests[@]}"; do
 		rc=77
 	else
 		case $name in
-		steer_*)
+		steer_* | pin_*)
 			timeout -k 5 60 unshare -n -- sh -c 'ip link set lo up && exec "$@"' sh \
-				"$build/kernel/steer_test" "${name#steer_}" >"$out" 2>&1 </dev/null
+				"$build/kernel/${name%%_*}_test" "${name#*_}" >"$out" 2>&1 </dev/null
 			rc=$?
 			;;
 		*)

@@ -748,8 +748,11 @@ int agent_kernel_open(const struct agent_load_options *opt, struct agent_kernel 
 	if (err)
 		goto fail;
 done:
+	/* The root's lock is for the start only; fail below must not close
+	 * the descriptor again (its number may be another's by then). */
 	if (root_fd >= 0)
 		close(root_fd);
+	root_fd = -1;
 	fill_maps(k);
 	err = write_config(k, why, why_len);
 	if (err)
