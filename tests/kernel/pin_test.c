@@ -7,9 +7,16 @@
  *               and closes every descriptor it opened exactly once (the
  *               test links with --wrap=close and counts closes of a
  *               descriptor that was not open)
+ *   adopt       a second start adopts every map the first one pinned (the
+ *               layout check refuses none of this agent's own)
+ *   layout      (issue 17, defect 4) the pinned rs_slots is replaced by a
+ *               map of the same type, sizes and flags whose BTF says gen
+ *               and state swapped places: the start is refused (-EPROTO);
+ *               the same fields in their own places are adopted
  *
  * Exit status: 0 passed, 1 failed, 77 skipped (not root), 2 usage. */
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <dirent.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -20,6 +27,7 @@
 #include <unistd.h>
 
 #include "agent_load.h"
+#include "ringsteer_maps.h"
 
 /* Closes of a descriptor that was not open, seen by __wrap_close.  A test
  * program's own state: it is one process running one test. */
@@ -113,6 +121,99 @@ static void remove_root(const char *root)
 	rmdir(root);
 }
 
+static void test_adopt(const char *root)
+{
+	struct agent_kernel k;
+	char why[256] = "";
+	int err;
+
+	err = open_kernel(root, &k, why, sizeof(why));
+	EXPECT(err == 0 && k.mode == AGENT_LOAD_CREATED, "first start: %s (%s)", why, strerror(-err));
+	if (err)
+		return;
+	agent_kernel_close(&k);
+	err = open_kernel(root, &k, why, sizeof(why));
+	EXPECT(err == 0 && k.mode == AGENT_LOAD_ADOPTED, "second start: %s (%s)", why, strerror(-err));
+	if (err == 0)
+		agent_kernel_close(&k);
+}
+
+/* Pins at dir/rs_slots, in place of the agent's, an ARRAY of struct rs_slot
+ * whose BTF puts state before gen when swapped (same sizes: only the names
+ * at the offsets differ). */
+static int pin_rs_slots(const char *dir, bool swapped)
+{
+	struct btf *btf = btf__new_empty();
+	char path[PATH_MAX];
+	int u64, u32, ch, arr, st, fd = -1, err;
+
+	if (!btf)
+		return -errno;
+	u64 = btf__add_int(btf, "long long unsigned int", 8, 0);
+	u32 = btf__add_int(btf, "unsigned int", 4, 0);
+	ch = btf__add_int(btf, "char", 1, BTF_INT_SIGNED);
+	arr = btf__add_array(btf, u32, ch, RS_GATEWAY_ID_SIZE);
+	st = btf__add_struct(btf, "rs_slot", sizeof(struct rs_slot));
+	err = u64 < 0 || u32 < 0 || ch < 0 || arr < 0 || st < 0 ? -EINVAL : 0;
+	if (!err)
+		err = btf__add_field(btf, "cookie", u64, 0, 0);
+	if (!err)
+		err = btf__add_field(btf, swapped ? "state" : "gen", u32, 64, 0);
+	if (!err)
+		err = btf__add_field(btf, swapped ? "gen" : "state", u32, 96, 0);
+	if (!err)
+		err = btf__add_field(btf, "gateway", arr, 128, 0);
+	if (!err)
+		err = btf__load_into_kernel(btf);
+	if (err)
+		goto cleanup;
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .btf_fd = btf__fd(btf), .btf_key_type_id = u32,
+		    .btf_value_type_id = st);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "rs_slots", sizeof(__u32), sizeof(struct rs_slot), RS_SLOTS_MAX,
+			    &opts);
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	snprintf(path, sizeof(path), "%s/rs_slots", dir);
+	if (unlink(path) < 0 || bpf_obj_pin(fd, path) < 0)
+		err = -errno;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	btf__free(btf);
+	return err;
+}
+
+static void test_layout(const char *root)
+{
+	struct agent_kernel k;
+	char why[256] = "", dir[sizeof(k.pin_dir)];
+	int err;
+
+	err = open_kernel(root, &k, why, sizeof(why));
+	EXPECT(err == 0, "first start: %s (%s)", why, strerror(-err));
+	if (err)
+		return;
+	snprintf(dir, sizeof(dir), "%s", k.pin_dir);
+	agent_kernel_close(&k);
+
+	err = pin_rs_slots(dir, false);
+	EXPECT(err == 0, "pin rs_slots (own layout): %s", strerror(-err));
+	err = open_kernel(root, &k, why, sizeof(why));
+	EXPECT(err == 0, "the same fields in their places are adopted: %s (%s)", why, strerror(-err));
+	if (err == 0)
+		agent_kernel_close(&k);
+
+	err = pin_rs_slots(dir, true);
+	EXPECT(err == 0, "pin rs_slots (gen and state swapped): %s", strerror(-err));
+	err = open_kernel(root, &k, why, sizeof(why));
+	EXPECT(err == -EPROTO, "moved fields must be refused: got %s (%s)", strerror(-err), why);
+	EXPECT(strstr(why, "rs_slots") != NULL, "why names the map: %s", why);
+	if (err == 0)
+		agent_kernel_close(&k);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -120,11 +221,13 @@ int main(int argc, char **argv)
 		void (*run)(const char *root);
 	} tests[] = {
 		{ "configfail", test_configfail },
+		{ "adopt", test_adopt },
+		{ "layout", test_layout },
 	};
 	char root[128];
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: pin_test NAME (configfail)\n");
+		fprintf(stderr, "usage: pin_test NAME (configfail, adopt, layout)\n");
 		return 2;
 	}
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {

@@ -87,6 +87,17 @@ void agent_kernel_close(struct agent_kernel *k);
 /* Lowercase name of a load mode ("created", "adopted", ...). */
 const char *agent_load_mode_name(enum agent_load_mode mode);
 
+/* ---- map_layout.c ------------------------------------------------------- */
+
+struct bpf_map;
+struct bpf_object;
+
+/* Whether the map behind fd (a pin) has the BTF key and value layout of map
+ * (this agent's definition, of obj): same member names at the same offsets, of the
+ * same sizes and encodings, recursively.  Returns 0 (same, or a side has no
+ * BTF to compare), -EPROTO (the layout differs), or -errno. */
+int agent_map_layout_check(const struct bpf_object *obj, const struct bpf_map *map, int fd);
+
 /* ---- pin_dir.c ---------------------------------------------------------- */
 
 /* Makes sure bpffs is mounted at /sys/fs/bpf when root lies under it, then

@@ -8,7 +8,8 @@
  * (readers see all or nothing).
  *
  * Restart: every map is reused from its pin (checked against this binary's
- * definition first: a schema change is refused rather than silently mixing
+ * definition first: type, sizes, flags and the BTF field layout
+ * (map_layout.c); a schema change is refused rather than silently mixing
  * layouts), the programs are loaded against those maps, and the pinned links
  * are kept.  A link whose program's tag differs from the one just loaded is
  * updated in place (BPF_LINK_UPDATE, no gap) only when replace is set, else
@@ -230,15 +231,25 @@ static int reuse_maps(struct bpf_object *obj, const char *dir, struct bpf_map **
 			say(why, why_len, "pinned map %s cannot be opened: %s", path, strerror(-err));
 			return err == -ENOENT ? -EPROTO : err;
 		}
-		if (!map_matches(map, fd)) {
+		/* Sizes first; then the fields (BTF), which can move under
+		 * the same sizes. */
+		err = map_matches(map, fd) ? agent_map_layout_check(obj, map, fd) : -EPROTO;
+		if (err == -EPROTO) {
 			close(fd);
 			if (counters_only(map) && *n_fresh < FRESH_MAX) {
 				fresh[(*n_fresh)++] = map;
 				continue;
 			}
-			say(why, why_len, "pinned map %s does not match this agent's definition (remove %s to start over)",
+			say(why, why_len,
+			    "pinned map %s does not match this agent's definition (type, sizes, flags or field layout; "
+			    "remove %s to start over)",
 			    path, dir);
 			return -EPROTO;
+		}
+		if (err) {
+			close(fd);
+			say(why, why_len, "cannot read the layout of pinned map %s: %s", path, strerror(-err));
+			return err;
 		}
 		err = bpf_map__reuse_fd(map, fd);
 		close(fd); /* reuse_fd dups it */
