@@ -2,7 +2,8 @@
 # With a PostgreSQL store the agent follows changes by LISTEN/NOTIFY (issue
 # 8): the poll is slowed to TTL/4 (here 150 s, longer than the test), yet a
 # new session's pin and a moved session's pin appear within a second; a
-# heartbeat-only update notifies nothing; when the watch connection is cut
+# heartbeat-only update notifies nothing (proved with a marker change
+# committed after the heartbeats, not by waiting a while); when the watch connection is cut
 # the agent falls back to polling at --sync-interval, re-arms the watch, and
 # follows notifications again.  On the PostgreSQL server of RS_PG_DIR (from
 # tests/pg/pg_server.sh start), else on a throwaway one it starts and stops
@@ -36,6 +37,7 @@ await "agent watching the store" 5 grep -q 'event=watching' "$KT_DIR/agent.1.log
 metric() { kt_ns curl -fsS --max-time 2 http://127.0.0.1:9200/metrics | awk -v n="$1" '$1 == n { print $2 }'; }
 [ "$(metric ringsteer_agent_store_watching)" = 1 ] || fail "watching gauge: $(metric ringsteer_agent_store_watching)"
 
+counted_past() { [ "$(metric ringsteer_agent_store_notifications_total)" -gt "$1" ]; }
 pin_of() { maps_json | jq -r --arg s "$1" '.pins[] | select(.source == $s) | .gateway'; }
 pin_is() { [ "$(pin_of "$1")" = "$2" ]; }
 session() { # MEMBER GATEWAY SOURCE
@@ -59,9 +61,16 @@ while [ "$(date +%s%N)" -lt $end ]; do
 	sql "UPDATE sessions SET heartbeat_ms = heartbeat_ms + 1; UPDATE gateways SET heartbeat_ms = heartbeat_ms + 1" ||
 		fail "heartbeat update"
 done
-sleep 0.2 # deliberate: a notification, were one sent, would arrive within this
-[ "$(metric ringsteer_agent_store_notifications_total)" = "$n0" ] ||
-	fail "heartbeat-only updates notified: $n0 -> $(metric ringsteer_agent_store_notifications_total)"
+# A barrier, not a pause: PostgreSQL delivers notifications in commit order,
+# so once the marker session's (committed last) is counted, any the
+# heartbeats had sent would be counted before it, however slow the host.
+session sup-hb gw-a 127.0.3.9:40009 || fail "insert the marker"
+await "the marker session pinned by notification" 5 pin_is 127.0.3.9 gw-a
+await "the marker's notification counted" 5 counted_past "$n0"
+n1=$(metric ringsteer_agent_store_notifications_total)
+[ "$n1" = $((n0 + 1)) ] ||
+	fail "heartbeat-only updates notified: $n0 -> $n1 (the marker accounts for one)"
+sql "DELETE FROM sessions WHERE member_id = 'sup-hb'" || fail "delete the marker"
 
 # Cut the agent's connections: it falls back to polling, re-arms, follows again.
 sql "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()" ||
@@ -71,7 +80,10 @@ session sup-2 gw-b 127.0.3.2:40002 || fail "insert"
 await "sup-2 pinned after the connection loss (poll or re-armed watch)" 5 pin_is 127.0.3.2 gw-b
 await "watch re-armed" 5 bash -c "[ \$(grep -c 'event=watching' '$KT_DIR/agent.1.log') -ge 2 ]"
 grep -q 'event=watch_lost' "$KT_DIR/agent.1.log" || fail "no watch_lost logged"
+n2=$(metric ringsteer_agent_store_notifications_total)
 session sup-3 gw-a 127.0.3.3:40003 || fail "insert"
 await "sup-3 pinned by notification after the re-arm" 1 pin_is 127.0.3.3 gw-a
+# pinned by the notification, not by a poll left over from the fallback
+await "sup-3's notification counted" 5 counted_past "$n2"
 agent_stop
 echo "ok"
