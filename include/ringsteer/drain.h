@@ -67,4 +67,20 @@ enum rs_drain_action rs_drain_next(struct rs_drain *d, int64_t now_ms, size_t wa
 /* Records that count REDIRECTs (or attempts the store refused) were made at now. */
 void rs_drain_sent(struct rs_drain *d, int64_t now_ms, size_t count);
 
+/* ---- on a clock (step.c) ------------------------------------------------
+ * What the gateway's loop calls: the pacer above, fed by the monotonic side
+ * of clock only (rs_clock_system() in production; a test's own clock to
+ * step the wall side), so a wall-clock step never moves the schedule. */
+struct rs_clock;
+
+/* rs_drain_start at the clock's monotonic now. */
+void rs_drain_start_on(struct rs_drain *d, const struct rs_drain_config *cfg, const struct rs_clock *clock);
+
+/* rs_drain_next at the clock's monotonic now (given in *now_ms, for
+ * rs_drain_sent); *delay_ms is how long the loop's timer waits before the
+ * next step (0 or more; unset for DONE). */
+enum rs_drain_action rs_drain_step(struct rs_drain *d, const struct rs_clock *clock, size_t waiting,
+				   size_t in_flight, bool others_serving, int64_t *now_ms, int64_t *delay_ms,
+				   size_t *count);
+
 #endif

@@ -99,8 +99,6 @@ struct agent {
 	uint64_t member_results[RS_AGENT_REG_REASON_COUNT];
 };
 
-/* Wall-clock milliseconds (the store's clock). */
-int64_t agent_wall_ms(void);
 
 /* The live gateway id's row in the snapshot, or NULL. */
 const struct rs_gateway_row *agent_snapshot_gateway(const struct agent_snapshot *s, const char *id);

@@ -140,7 +140,7 @@ static void judge(struct agent_member *m, const struct rs_agent_member_request *
 	settled(m); /* answered now, either way */
 	snprintf(m->member_id, sizeof(m->member_id), "%s", req->member_id);
 	if (agent_member_key(&a->scope, m->cred.pid, m->pidfd, &m->key, &v) != RS_AGENT_REG_OK ||
-	    agent_member_admit(a, m, &v, agent_wall_ms()) != RS_AGENT_REG_OK) {
+	    agent_member_admit(a, m, &v, rs_wall_ms()) != RS_AGENT_REG_OK) {
 		answer(m, &v);
 		member_free(m);
 		return;

@@ -31,6 +31,7 @@
 #include "agent_run.h"
 #include "ringsteer/endpoint.h"
 #include "ringsteer/logfmt.h"
+#include "ringsteer/mstime.h"
 
 static uint64_t mono_ns(void)
 {
@@ -434,6 +435,6 @@ int agent_targets_adopt(struct agent *a)
 		snprintf(t->gateway, sizeof(t->gateway), "%.*s", RS_ID_MAX, row.gateway);
 		a->n_targets_used += t->gateway[0] != '\0';
 	}
-	a->targets_adopted_until_ms = agent_wall_ms() + a->cfg.ttl_ms;
+	a->targets_adopted_until_ms = rs_wall_ms() + a->cfg.ttl_ms;
 	return 0;
 }

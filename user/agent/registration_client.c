@@ -22,16 +22,9 @@
 
 #include "ringsteer/agent_reg.h"
 #include "ringsteer/proto.h"
+#include "ringsteer/mstime.h"
 
 #define CONNECT_RETRY_MS 10 /* backlog full: retry this often until the deadline */
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Waits until fd is ready for events or the deadline passes.  Returns 0
  * (ready, or an error/hangup the next call will report), -ETIMEDOUT. */
@@ -39,7 +32,7 @@ static int wait_fd(int fd, short events, int64_t deadline)
 {
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = events };
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - rs_mono_ms();
 		int rc;
 
 		if (left <= 0)
@@ -69,7 +62,7 @@ static int connect_agent(int fd, const struct sockaddr_un *sun, int64_t deadline
 			/* A UNIX listener with a full backlog refuses a
 			 * non-blocking connect with EAGAIN, and nothing can be
 			 * polled for: retry until the deadline. */
-			left = deadline - now_ms();
+			left = deadline - rs_mono_ms();
 			if (left <= 0)
 				return -ETIMEDOUT;
 			if (left < CONNECT_RETRY_MS)
@@ -174,7 +167,7 @@ static int exchange(const char *socket_path, const uint8_t *buf, size_t len, int
 		    struct rs_agent_reg_reply *reply)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = rs_mono_ms() + timeout_ms;
 	int fd, rc;
 
 	if (strlen(socket_path) >= sizeof(sun.sun_path))

@@ -32,6 +32,7 @@
 #include "ringsteer/endpoint.h"
 #include "ringsteer/logfmt.h"
 #include "ringsteer/placement.h"
+#include "ringsteer/mstime.h"
 
 /* The slots as they are now. */
 struct view {
@@ -399,14 +400,6 @@ static int endpoints_apply(struct agent *a, const struct view *v)
 }
 
 /* The store's clock. */
-int64_t agent_wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ---- one pass ------------------------------------------------------------------ */
 
 static void snapshot_set(struct agent_snapshot *s, struct rs_gateway_row *rows, size_t n)
@@ -444,7 +437,7 @@ int agent_sync_apply(struct agent *a, struct agent_listing *l)
 {
 	struct rs_session_row *sessions = l ? l->sessions : NULL;
 	size_t n_sessions = l ? l->n_sessions : 0;
-	int64_t now_ms = l ? l->now_ms : agent_wall_ms();
+	int64_t now_ms = l ? l->now_ms : rs_wall_ms();
 	struct pin_set want = { 0 };
 	struct view *v = malloc(sizeof(*v));
 	int err;

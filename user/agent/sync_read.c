@@ -105,7 +105,7 @@ int agent_sync(struct agent *a)
 		return -ENOMEM;
 	}
 	r->a = a;
-	r->l.now_ms = agent_wall_ms();
+	r->l.now_ms = rs_wall_ms();
 	err = rs_store_worker_submit(a->worker, &read_kind, r);
 	if (err) {
 		free(r);

@@ -23,6 +23,7 @@
 #include "ringsteer/placement.h"
 #include "ringsteer/ring.h"
 #include "ringsteer/store.h"
+#include "ringsteer/mstime.h"
 
 static const char place_usage[] =
 	"NAME\n"
@@ -216,7 +217,7 @@ static int place_from_store(const struct place_args *a)
 	rc = ctl_store_open("place", a->url, CTL_STORE_READ, a->ttl_ms, &st);
 	if (rc)
 		return rc;
-	err = rs_store_whatif(st, a->member, ctl_wall_ms(), &d, target);
+	err = rs_store_whatif(st, a->member, rs_wall_ms(), &d, target);
 	rs_store_close(st);
 	if (err == -ENOENT) {
 		fprintf(stderr, "ringsteerctl place: no serving gateway in store %s\n", a->url);

@@ -21,6 +21,7 @@
 #include "ctl_table.h"
 #include "ringsteer/ring.h"
 #include "ringsteer/store.h"
+#include "ringsteer/mstime.h"
 
 static const char ring_usage[] =
 	"NAME\n"
@@ -260,7 +261,7 @@ static int ring_from_store(const struct ring_args *a)
 	if (rc)
 		return rc;
 	rc = 1;
-	err = rs_store_list_gateways(st, ctl_wall_ms(), false, &rows, &n);
+	err = rs_store_list_gateways(st, rs_wall_ms(), false, &rows, &n);
 	if (err) {
 		fprintf(stderr, "ringsteerctl ring: cannot read store %s: %s\n", a->url, strerror(-err));
 		err = 0;

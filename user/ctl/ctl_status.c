@@ -22,6 +22,7 @@
 #include "ctl_fleet.h"
 #include "ctl_status_view.h"
 #include "ctl_store.h"
+#include "ringsteer/mstime.h"
 
 #define WIDTH_DEFAULT 40
 #define WIDTH_MAX 1000
@@ -181,7 +182,7 @@ static int frame(const struct status_args *a, FILE *out)
 	rc = ctl_store_open("status", a->url, CTL_STORE_READ, a->ttl_ms, &st);
 	if (rc)
 		return rc;
-	err = ctl_fleet_read(st, ctl_wall_ms(), &f);
+	err = ctl_fleet_read(st, rs_wall_ms(), &f);
 	rs_store_close(st);
 	if (err) {
 		fprintf(stderr, "ringsteerctl status: cannot read store %s: %s\n", a->url, strerror(-err));

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "ctl_args.h"
+#include "ringsteer/mstime.h"
 
 /* Returns -1 to go on, or the exit status: 0 after --help, 2 after a
  * usage error. */
@@ -111,14 +112,6 @@ int ctl_store_open(const char *name, const char *url, enum ctl_store_mode mode, 
 	return 0;
 }
 
-int64_t ctl_wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int ctl_store_run(const struct ctl_store_cmd *cmd, int argc, char **argv)
 {
 	struct ctl_store_args a;
@@ -131,7 +124,7 @@ int ctl_store_run(const struct ctl_store_cmd *cmd, int argc, char **argv)
 	rc = ctl_store_open(cmd->name, a.url, CTL_STORE_READ, a.ttl_ms, &st);
 	if (rc)
 		return rc;
-	err = cmd->list(st, &a, ctl_wall_ms());
+	err = cmd->list(st, &a, rs_wall_ms());
 	if (err) {
 		fprintf(stderr, "ringsteerctl %s: cannot read store %s: %s\n", cmd->name, a.url, strerror(-err));
 		rc = 1;

@@ -46,9 +46,6 @@ int ctl_store_open(const char *name, const char *url, enum ctl_store_mode mode, 
  * day).  Returns -1 on success (go on), else 2 after a usage error. */
 int ctl_store_parse_ttl(const char *name, const char *value, uint32_t *ttl_ms);
 
-/* Returns the wall clock in milliseconds (the store's time base). */
-int64_t ctl_wall_ms(void);
-
 /* Runs a listing: parses argv (argv[0] the subcommand), opens the store,
  * calls cmd->list, flushes stdout.  Returns the exit status: 0; 1 when the
  * store cannot be opened or read (the message names the URL) or the output

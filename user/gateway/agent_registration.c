@@ -40,6 +40,7 @@
 #include "gateway.h"
 #include "ringsteer/agent_reg.h"
 #include "ringsteer/logfmt.h"
+#include "ringsteer/mstime.h"
 
 /* The heartbeat's attempts block the loop (rs_agent_register_timeout is
  * synchronous): the agent answers from its own loop in well under a
@@ -118,7 +119,7 @@ static void log_failure(struct gateway *gw, enum rs_agent_role role, struct gw_a
 {
 	uint8_t reason = err == -EACCES ? reply->reason : 0;
 	bool news = was_registered || l->last_err == 0 || l->last_err != err || l->last_reason != reason;
-	int64_t now = gw_mono_ms();
+	int64_t now = rs_mono_ms();
 	char error[RS_AGENT_REG_TEXT_MAX + 64], failures[24];
 
 	if (!news && now - l->logged_ms < REMIND_MS)

@@ -14,6 +14,7 @@
 #include "conn.h"
 #include "gateway.h"
 #include "ringsteer/logfmt.h"
+#include "ringsteer/mstime.h"
 
 struct claim_call {
 	struct gw_call call;
@@ -29,7 +30,7 @@ static int claim_run(struct rs_store *st, struct gw_call *call)
 {
 	struct claim_call *k = (struct claim_call *)call;
 
-	k->claim.now_ms = gw_now_ms();
+	k->claim.now_ms = rs_wall_ms();
 	return rs_store_session_claim(st, &k->claim);
 }
 

@@ -40,14 +40,6 @@
 #include "ringsteer/proto_event.h"
 #include "ringsteer/tls.h"
 
-int64_t gw_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* c is past HELLO and token, or gone: it no longer counts as unauthenticated. */
 static void conn_authenticated(struct gw_conn *c)
 {
@@ -175,7 +167,7 @@ static void note_refusal(struct gateway *gw, enum gw_reject why, const char *sou
 	char n[24];
 
 	gw->counters.rejects[why]++;
-	if (reject_floods[why] && !gw_log_rate_allow(&gw->reject_log[why], gw_mono_ms(), &dropped))
+	if (reject_floods[why] && !gw_log_rate_allow(&gw->reject_log[why], rs_mono_ms(), &dropped))
 		return;
 	if (dropped == 0) {
 		rs_log(stderr, "warn", gw->who, "event", "reject", "reason", gw_reject_label(why), "source", source,
@@ -424,7 +416,7 @@ static void on_hello(struct gw_conn *c, const struct rs_hello *h)
 		return;
 	}
 	event_del(c->timer);
-	err = rs_token_verify(&gw->secret, h->token, h->member_id, (uint64_t)(gw_now_ms() / 1000), &expiry);
+	err = rs_token_verify(&gw->secret, h->token, h->member_id, (uint64_t)(rs_wall_ms() / 1000), &expiry);
 	if (err) {
 		conn_reject(c, GW_REJECT_BAD_TOKEN, RS_REJECT_BAD_TOKEN,
 			    err == -EKEYEXPIRED ? "token expired" : "token invalid for this member");
@@ -468,7 +460,7 @@ static void on_refresh(struct gw_conn *c)
 {
 	struct gateway *gw = c->gw;
 	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_TOKEN };
-	uint64_t expiry = (uint64_t)(gw_now_ms() / 1000) + gw->cfg.token_ttl_s;
+	uint64_t expiry = (uint64_t)(rs_wall_ms() / 1000) + gw->cfg.token_ttl_s;
 
 	if (rs_token_mint(&gw->secret, c->member_id, expiry, f.u.token.token, sizeof(f.u.token.token)) != 0) {
 		rs_log(stderr, "error", gw->who, "event", "token_mint_failed", "member", c->member_id, NULL);

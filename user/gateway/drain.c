@@ -12,7 +12,9 @@
  * are kept as connections change, and the next one to hand off is found
  * from a cursor over the connection list, so a tick costs what it sends,
  * not the number of connections.  All times here are monotonic: a step of
- * the wall clock neither cuts a drain short nor stretches it.
+ * the wall clock neither cuts a drain short nor stretches it (the pacing
+ * reads gw->clock through rs_drain_step; handoff deadlines are libevent
+ * timers, which run on the monotonic clock).
  *
  * With the store unavailable nobody can be handed off: membership is not
  * read (the wait runs out), nothing is queued, the heartbeat keeps probing,
@@ -41,7 +43,7 @@ static int membership_run(struct rs_store *st, struct gw_call *call)
 	size_t n = 0;
 	int err;
 
-	err = rs_store_list_gateways(st, gw_now_ms(), false, &rows, &n);
+	err = rs_store_list_gateways(st, rs_wall_ms(), false, &rows, &n);
 	for (size_t i = 0; i < n && !m->found; i++)
 		m->found = rows[i].state == RS_GATEWAY_SERVING && strcmp(rows[i].id, m->gw->cfg.id) != 0;
 	free(rows);
@@ -204,7 +206,7 @@ static void drained(struct gateway *gw)
 void gw_drain_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct gateway *gw = arg;
-	int64_t now = gw_mono_ms(), wake = now;
+	int64_t now = 0, delay = 0;
 	size_t in_flight = gw->n_handoff_jobs + gw->n_handoff_conns, count = 0, waiting;
 	struct timeval tv;
 
@@ -213,7 +215,7 @@ void gw_drain_tick(evutil_socket_t fd, short what, void *arg)
 	waiting = gw->n_attached > in_flight ? gw->n_attached - in_flight : 0;
 	if (!gw->drain.membership_seen && waiting > 0)
 		membership_read(gw);
-	switch (rs_drain_next(&gw->drain, now, waiting, in_flight, gw->others_serving, &wake, &count)) {
+	switch (rs_drain_step(&gw->drain, gw->clock, waiting, in_flight, gw->others_serving, &now, &delay, &count)) {
 	case RS_DRAIN_DONE:
 		drained(gw);
 		return;
@@ -231,9 +233,7 @@ void gw_drain_tick(evutil_socket_t fd, short what, void *arg)
 	case RS_DRAIN_WAIT:
 		break;
 	}
-	if (wake < now)
-		wake = now;
-	tv = rs_ms_timeval((uint64_t)(wake - now));
+	tv = rs_ms_timeval((uint64_t)delay);
 	evtimer_add(gw->drain_ev, &tv);
 }
 
@@ -246,7 +246,7 @@ static int record_run(struct rs_store *st, struct gw_call *call)
 {
 	const struct gw_config *cfg = &((struct record_call *)call)->gw->cfg;
 
-	return rs_store_gateway_register(st, cfg->id, cfg->advertise_peer, RS_GATEWAY_DRAINING, gw_now_ms());
+	return rs_store_gateway_register(st, cfg->id, cfg->advertise_peer, RS_GATEWAY_DRAINING, rs_wall_ms());
 }
 
 static void record_done(struct gw_call *call, int err)
@@ -295,7 +295,7 @@ void gw_drain_start(struct gateway *gw, bool exit_after)
 	gw_drain_record(gw);
 	rs_log(stderr, "info", gw->who, "event", "draining", "exit_after", exit_after ? "1" : "0", "recorded",
 	       gw_store_usable(gw) ? "1" : "0", NULL);
-	rs_drain_start(&gw->drain, &gw->cfg.drain, gw_mono_ms());
+	rs_drain_start_on(&gw->drain, &gw->cfg.drain, gw->clock);
 	gw->drain_cursor = gw->conns;
 	evtimer_add(gw->drain_ev, &now);
 }

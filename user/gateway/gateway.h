@@ -186,6 +186,7 @@ struct gateway {
 	bool drain_unrecorded;        /* draining, but the store has not been told yet */
 	bool store_up;                /* the last store operation found the store answering */
 	struct rs_drain drain;
+	const struct rs_clock *clock; /* the drain's clock: rs_clock_system() */
 	struct event *drain_ev;
 	struct gw_counters counters;
 	struct gw_unauth unauth;      /* connections waiting for HELLO, per source */
@@ -270,9 +271,6 @@ void gw_store_flush_owed(struct gateway *gw);
 /* The batchable job kind of admissions and handoffs (store_call.c). */
 extern const struct rs_store_job_kind gw_admit_kind;
 
-/* Milliseconds of a monotonic clock: drain pacing, deadlines, log rates. */
-int64_t gw_mono_ms(void);
-
 /* Builds the TLS context from --tls-cert/--tls-key/--tls-ca, or leaves it
  * NULL under --insecure (logged).  Returns 0 or -errno, logged (tls.c). */
 int gw_tls_init(struct gateway *gw);
@@ -318,8 +316,5 @@ const char *gw_reject_label(enum gw_reject r);
  * it may, *suppressed is the number of lines dropped since the last one
  * (log_rate.c). */
 bool gw_log_rate_allow(struct gw_log_rate *r, int64_t now_ms, uint64_t *suppressed);
-
-/* Milliseconds since the epoch, wall clock: store rows compare across processes. */
-int64_t gw_now_ms(void);
 
 #endif

@@ -21,6 +21,7 @@
 #include "conn.h"
 #include "gateway.h"
 #include "ringsteer/logfmt.h"
+#include "ringsteer/mstime.h"
 
 struct heartbeat_call {
 	struct gw_call call;
@@ -40,15 +41,15 @@ static int heartbeat_run(struct rs_store *st, struct gw_call *call)
 	struct rs_gateway_row row;
 	int err;
 
-	err = rs_store_heartbeat(st, cfg->id, gw_now_ms());
+	err = rs_store_heartbeat(st, cfg->id, rs_wall_ms());
 	if (err == -ENOENT) {
 		/* Our row is gone (removed, or expired and swept): register
 		 * again, still draining if we are. */
 		err = rs_store_gateway_register(st, cfg->id, cfg->advertise_peer,
-						h->draining ? RS_GATEWAY_DRAINING : RS_GATEWAY_SERVING, gw_now_ms());
+						h->draining ? RS_GATEWAY_DRAINING : RS_GATEWAY_SERVING, rs_wall_ms());
 		h->registered = err == 0;
 	}
-	if (err == 0 && h->check_drain && rs_store_gateway_get(st, cfg->id, gw_now_ms(), &row) == 0)
+	if (err == 0 && h->check_drain && rs_store_gateway_get(st, cfg->id, rs_wall_ms(), &row) == 0)
 		h->told_drain = row.state == RS_GATEWAY_DRAINING;
 	/* The handle is the worker's alone: its count is read here and
 	 * handed to the loop with the answer, never read from the loop. */
@@ -88,7 +89,7 @@ static void heartbeat_done(struct gw_call *call, int err)
 	gw_store_outcome(gw, err);
 	if (err) {
 		gw->counters.store_errors++;
-		snprintf(ms, sizeof(ms), "%lld", (long long)(gw_mono_ms() - h->t0));
+		snprintf(ms, sizeof(ms), "%lld", (long long)(rs_mono_ms() - h->t0));
 		rs_log(stderr, "warn", gw->who, "event", "store_error", "op", "heartbeat", "error", strerror(-err), "ms",
 		       ms, NULL);
 		goto cleanup;
@@ -146,7 +147,7 @@ void gw_conn_heartbeat(struct gateway *gw)
 	h->gw = gw;
 	h->draining = gw->draining;
 	h->check_drain = !gw->draining;
-	h->t0 = gw_mono_ms();
+	h->t0 = rs_mono_ms();
 	if (gw_store_call(gw, &h->call) != 0) {
 		free(h);
 		return;

@@ -280,6 +280,7 @@ int main(int argc, char **argv)
 	if (parse_flags(argc, argv, &gw.cfg))
 		return 2;
 	snprintf(gw.who, sizeof(gw.who), "gateway=%s", gw.cfg.id);
+	gw.clock = rs_clock_system();
 	signal(SIGPIPE, SIG_IGN);
 	err = rs_secret_load(gw.cfg.secret_file, &gw.secret);
 	if (err) {
@@ -323,7 +324,7 @@ int main(int argc, char **argv)
 	gw.store_up = true; /* it just opened */
 	/* The loop is not serving yet: the one store call made on it.  A new
 	 * process holds no connections, so rows a previous one left here go. */
-	err = rs_store_gateway_start(gw.store, gw.cfg.id, gw.cfg.advertise_peer, RS_GATEWAY_SERVING, gw_now_ms());
+	err = rs_store_gateway_start(gw.store, gw.cfg.id, gw.cfg.advertise_peer, RS_GATEWAY_SERVING, rs_wall_ms());
 	gw_store_outcome(&gw, err);
 	if (err) {
 		gw.counters.store_errors++;

@@ -18,6 +18,7 @@
 #include "conn.h"
 #include "gateway.h"
 #include "ringsteer/logfmt.h"
+#include "ringsteer/mstime.h"
 
 static void call_run(struct rs_store *st, void *const *args, int *errs, size_t n)
 {
@@ -49,13 +50,11 @@ int gw_store_call(struct gateway *gw, struct gw_call *call)
 static void admit_run(struct rs_store *st, void *const *args, int *errs, size_t n)
 {
 	struct rs_admit a[ADMIT_BATCH_MAX];
-	struct timespec ts;
 	int64_t now;
 	int err;
 
 	/* Decided now, not when queued: rows compare wall clocks. */
-	clock_gettime(CLOCK_REALTIME, &ts);
-	now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	now = rs_wall_ms();
 	for (size_t i = 0; i < n; i++) {
 		a[i] = ((struct gw_admit_job *)args[i])->a;
 		a[i].now_ms = now;

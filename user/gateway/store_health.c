@@ -87,10 +87,3 @@ int gw_store_watch_start(struct gateway *gw)
 	return 0;
 }
 
-int64_t gw_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}

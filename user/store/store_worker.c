@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ringsteer/store_worker.h"
+#include "ringsteer/mstime.h"
 
 /* A batch is at most this many jobs whatever the kind says: bounds the
  * worker's scratch arrays. */
@@ -43,14 +44,6 @@ struct rs_store_worker {
 	int64_t busy_since_ms;              /* 0: idle */
 	bool stopping;
 };
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void list_append(struct job **head, struct job **tail, struct job *j)
 {
@@ -137,7 +130,7 @@ static void *worker_main(void *arg)
 		if (!w->queue)
 			break; /* stopping, and everything queued has run */
 		n = take_batch(w, batch);
-		w->busy_since_ms = mono_ms();
+		w->busy_since_ms = rs_mono_ms();
 		pthread_mutex_unlock(&w->mu);
 
 		for (size_t i = 0; i < n; i++) {
@@ -239,7 +232,7 @@ int64_t rs_store_worker_busy_ms(const struct rs_store_worker *w)
 	pthread_mutex_lock(&mw->mu);
 	since = w->busy_since_ms;
 	pthread_mutex_unlock(&mw->mu);
-	return since ? mono_ms() - since : 0;
+	return since ? rs_mono_ms() - since : 0;
 }
 
 size_t rs_store_worker_cancel(struct rs_store_worker *w, const struct rs_store_job_kind *kind, int err)

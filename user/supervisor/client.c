@@ -206,17 +206,9 @@ static void target_refused(struct supervisor *s, enum sup_via via, const char *e
 	}
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void schedule_refresh(struct supervisor *s)
 {
-	uint64_t now = now_ms(), expiry = s->token_expiry * 1000;
+	uint64_t now = (uint64_t)rs_wall_ms(), expiry = s->token_expiry * 1000;
 	struct timeval tv;
 
 	evtimer_del(s->refresh_ev);
@@ -458,7 +450,7 @@ void sup_dial(struct supervisor *s, enum sup_via via, const char *endpoint, cons
 		link_free(s->pending);
 	evtimer_del(s->retry_ev);
 	sup_tls_watch(s);
-	if (via == VIA_SERVICE && s->token_expiry * 1000 <= now_ms())
+	if (via == VIA_SERVICE && s->token_expiry * 1000 <= (uint64_t)rs_wall_ms())
 		sup_load_token(s); /* an operator may have put a fresh one in place */
 	if (via == VIA_SERVICE)
 		sup_agent_register(s); /* before the connect, which the node's programs then steer */

@@ -7,6 +7,7 @@
 
 #include "ringsteer/logfmt.h"
 #include "swarm.h"
+#include "ringsteer/mstime.h"
 
 #define LOG_BURST 20     /* lines let through at once */
 #define LOG_PER_SECOND 5 /* lines per second after the burst */
@@ -27,7 +28,7 @@ const char *swarm_failure_label(enum swarm_failure why)
 /* Whether a line may go out now; *suppressed: lines held back before it. */
 static bool log_allowed(struct swarm *sw, uint64_t *suppressed)
 {
-	uint64_t now = swarm_now_ms();
+	uint64_t now = (uint64_t)rs_mono_ms();
 
 	if (sw->log_last_ms == 0)
 		sw->log_credit_milli = LOG_BURST * 1000;

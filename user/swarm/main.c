@@ -20,6 +20,7 @@
 #include "ringsteer/logfmt.h"
 #include "ringsteer/tls.h"
 #include "swarm.h"
+#include "ringsteer/mstime.h"
 
 #define SWARM_COUNT_MAX 1000000
 
@@ -186,7 +187,7 @@ void swarm_summary(struct swarm *sw, const char *event)
 
 	snprintf(members, sizeof(members), "%u", sw->cfg.count);
 	snprintf(attached, sizeof(attached), "%u", sw->attached);
-	snprintf(ms, sizeof(ms), "%llu", (unsigned long long)(swarm_now_ms() - sw->started_ms));
+	snprintf(ms, sizeof(ms), "%llu", (unsigned long long)((uint64_t)rs_mono_ms() - sw->started_ms));
 	snprintf(redirects, sizeof(redirects), "%llu", (unsigned long long)sw->redirects);
 	snprintf(failures, sizeof(failures), "%llu", (unsigned long long)failures_total(sw));
 	if (sw->all_attached_ms >= 0)
@@ -297,7 +298,7 @@ int main(int argc, char **argv)
 		rs_log(stderr, "info", sw->who, "event", "started", "service", sw->cfg.service, "members", count,
 		       "concurrency", conc, "instance", sw->instance, NULL);
 	}
-	sw->started_ms = swarm_now_ms();
+	sw->started_ms = (uint64_t)rs_mono_ms();
 	for (uint32_t i = 0; i < sw->cfg.count; i++) {
 		err = swarm_member_start(sw, &sw->members[i], i + 1);
 		if (err) {

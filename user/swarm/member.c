@@ -60,14 +60,6 @@ struct swarm_link {
 
 static void member_dial(struct swarm *sw, struct swarm_member *m, enum swarm_via via, uint16_t gw, bool stay);
 
-uint64_t swarm_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 uint64_t swarm_now_us(void)
 {
 	struct timespec ts;
@@ -87,14 +79,6 @@ uint64_t swarm_gap_max_us(const struct swarm *sw)
 			max = g;
 	}
 	return max;
-}
-
-static uint64_t wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static void member_id(const struct swarm *sw, const struct swarm_member *m, char *out, size_t cap)
@@ -124,7 +108,7 @@ static void arm(struct swarm_member *m)
 	evtimer_del(m->timer);
 	if (!at)
 		return;
-	now = swarm_now_ms();
+	now = (uint64_t)rs_mono_ms();
 	tv = rs_ms_timeval(at > now ? at - now : 0);
 	evtimer_add(m->timer, &tv);
 }
@@ -183,7 +167,7 @@ static void say_goodbye_and_free(struct swarm_link *l)
 static void retry_after(struct swarm *sw, struct swarm_member *m, bool stay, uint32_t floor_ms)
 {
 	m->retry_stay = stay;
-	m->retry_at = swarm_now_ms() + rs_retry_delay_ms(&m->backoff_ms, floor_ms, &sw->rng);
+	m->retry_at = (uint64_t)rs_mono_ms() + rs_retry_delay_ms(&m->backoff_ms, floor_ms, &sw->rng);
 	arm(m);
 }
 
@@ -263,11 +247,11 @@ static void target_refused(struct swarm *sw, struct swarm_member *m, enum swarm_
 
 static void schedule_refresh(struct swarm *sw, struct swarm_member *m)
 {
-	uint64_t now = wall_ms(), expiry = m->token_expiry * 1000;
+	uint64_t now = (uint64_t)rs_wall_ms(), expiry = m->token_expiry * 1000;
 
 	m->refresh_at = 0;
 	if (expiry > now)
-		m->refresh_at = swarm_now_ms() + rs_refresh_delay_ms(expiry - now, &sw->rng);
+		m->refresh_at = (uint64_t)rs_mono_ms() + rs_refresh_delay_ms(expiry - now, &sw->rng);
 	arm(m);
 }
 
@@ -275,7 +259,7 @@ static void schedule_refresh(struct swarm *sw, struct swarm_member *m)
 static int mint_token(struct swarm *sw, struct swarm_member *m)
 {
 	char id[RS_ID_MAX + 1], token[RS_TOKEN_MAX + 1], *copy;
-	uint64_t expiry = wall_ms() / 1000 + sw->cfg.token_ttl_s;
+	uint64_t expiry = (uint64_t)rs_wall_ms() / 1000 + sw->cfg.token_ttl_s;
 	int err;
 
 	member_id(sw, m, id, sizeof(id));
@@ -333,11 +317,11 @@ static void attached(struct swarm_link *l, const struct rs_accept *acc)
 		sw->gateways[l->gw].attached++;
 	idle = rs_ms_timeval(3ULL * m->heartbeat_ms);
 	bufferevent_set_timeouts(l->bev, &idle, NULL);
-	m->beat_at = swarm_now_ms() + m->heartbeat_ms;
+	m->beat_at = (uint64_t)rs_mono_ms() + m->heartbeat_ms;
 	arm(m);
 	send_sandboxes(sw, m);
 	if (sw->all_attached_ms < 0 && sw->attached == sw->cfg.count) {
-		sw->all_attached_ms = (int64_t)(swarm_now_ms() - sw->started_ms);
+		sw->all_attached_ms = (int64_t)((uint64_t)rs_mono_ms() - sw->started_ms);
 		swarm_summary(sw, "all_attached");
 	}
 }
@@ -608,7 +592,7 @@ static void member_dial(struct swarm *sw, struct swarm_member *m, enum swarm_via
 	m->want_dial = false;
 	m->retry_at = 0;
 	arm(m);
-	if (via == VIA_SERVICE && m->token_expiry * 1000 <= wall_ms() && mint_token(sw, m) != 0)
+	if (via == VIA_SERVICE && m->token_expiry * 1000 <= (uint64_t)rs_wall_ms() && mint_token(sw, m) != 0)
 		swarm_failure(sw, m, FAIL_SOURCE, "token_failed", "could not mint a token");
 	m->want_via = (uint8_t)via;
 	m->want_gw = gw;
@@ -645,7 +629,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct swarm_member *m = arg;
 	struct swarm *sw = m->sw;
-	uint64_t now = swarm_now_ms();
+	uint64_t now = (uint64_t)rs_mono_ms();
 
 	(void)fd;
 	(void)what;

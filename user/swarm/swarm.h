@@ -158,8 +158,7 @@ int swarm_metrics_serve(struct swarm *sw);
 /* The one-line summary (main.c): event=all_attached or event=stopping. */
 void swarm_summary(struct swarm *sw, const char *event);
 
-/* Monotonic milliseconds and microseconds (member.c). */
-uint64_t swarm_now_ms(void);
+/* Monotonic microseconds (member.c; milliseconds: rs_mono_ms). */
 uint64_t swarm_now_us(void);
 
 /* The longest time any member has been without a session after having
