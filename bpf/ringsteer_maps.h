@@ -39,6 +39,13 @@
  *   rs_orig_dst   SK_STORAGE rs_orig_dst                   the Service a steered
  *                                                         socket dialed (getpeername)
  *
+ * Layout changes: a map whose key or value layout changes (a field added,
+ * moved or resized) takes a new name with a version suffix, rs_slots ->
+ * rs_slots_v2 (Cilium's habit), so an upgraded agent makes the new map
+ * beside the old pin instead of adopting it; the agent also compares the
+ * pinned map's BTF layout with its own and refuses a pin whose fields
+ * moved (user/agent/map_layout.c).
+ *
  * Writers (the agent) order their updates so the datapath never sees a
  * half-made state: a slot's rs_slots row and zeroed rs_conns before its
  * listener is tagged (rs_owner) and before the socket enters rs_sockets; a

@@ -13,6 +13,8 @@
  *               map of the same type, sizes and flags whose BTF says gen
  *               and state swapped places: the start is refused (-EPROTO);
  *               the same fields in their own places are adopted
+ *   names       the version a map's name carries (rs_slots_v2: 2), which
+ *               makes a pin of that name missing a new map, not a refusal
  *
  * Exit status: 0 passed, 1 failed, 77 skipped (not root), 2 usage. */
 #include <bpf/bpf.h>
@@ -214,6 +216,29 @@ static void test_layout(const char *root)
 		agent_kernel_close(&k);
 }
 
+/* Names and their versions: what makes a map "new" at adoption. */
+static void test_names(const char *root)
+{
+	static const struct {
+		const char *name;
+		unsigned version;
+		size_t base_len;
+	} cases[] = {
+		{ "rs_slots", 1, 8 },     { "rs_slots_v2", 2, 8 }, { "rs_slots_v13", 13, 8 }, { "rs_slots_v1", 1, 11 },
+		{ "rs_slots_v02", 1, 12 }, { "rs_slots_v", 1, 10 }, { "rs_v2x", 1, 6 },        { "_v2", 1, 3 },
+		{ "rs_x_v12345", 1, 11 },
+	};
+
+	(void)root;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t base_len = 0;
+		unsigned v = agent_map_name_version(cases[i].name, &base_len);
+
+		EXPECT(v == cases[i].version && base_len == cases[i].base_len, "%s: version %u base %zu", cases[i].name,
+		       v, base_len);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -223,11 +248,12 @@ int main(int argc, char **argv)
 		{ "configfail", test_configfail },
 		{ "adopt", test_adopt },
 		{ "layout", test_layout },
+		{ "names", test_names },
 	};
 	char root[128];
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: pin_test NAME (configfail, adopt, layout)\n");
+		fprintf(stderr, "usage: pin_test NAME (configfail, adopt, layout, names)\n");
 		return 2;
 	}
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {

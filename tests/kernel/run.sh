@@ -33,7 +33,7 @@ mkdir -p "$out_root"
 # name and command of every test
 tests=(table precompute)
 for t in steered ipv6 pinned miss stalepin sockops; do tests+=("steer_$t"); done
-for t in configfail adopt layout; do tests+=("pin_$t"); done
+for t in configfail adopt layout names; do tests+=("pin_$t"); done
 for t in "$here"/t_*.sh; do tests+=("$(basename "$t" .sh)"); done
 
 pass=0 failed=0 skipped=0

@@ -98,6 +98,11 @@ struct bpf_object;
  * BTF to compare), -EPROTO (the layout differs), or -errno. */
 int agent_map_layout_check(const struct bpf_object *obj, const struct bpf_map *map, int fd);
 
+/* The version a map's name carries: N for a name ending in "_vN" (N from 2
+ * to 9999, no leading zero), else 1; *base_len is the length of the name
+ * without the suffix ("rs_slots_v3": 3, base "rs_slots"). */
+unsigned agent_map_name_version(const char *name, size_t *base_len);
+
 /* ---- pin_dir.c ---------------------------------------------------------- */
 
 /* Makes sure bpffs is mounted at /sys/fs/bpf when root lies under it, then

@@ -17,8 +17,13 @@
  * datapath.  A pinned counters-only map (rs_stats, rs_conn_stats) of
  * another layout, from a version with fewer counters, is the one map not
  * refused: with replace, a fresh one takes its pin once every link runs this
- * agent's programs (its counts start over); without, the agent refuses.  A pin directory whose link points at another netns (the inode
- * was reused after the old netns died) is stale and replaced.  A pin
+ * agent's programs (its counts start over); without, the agent refuses.
+ * A map whose layout changed is renamed with a version (rs_x_v2,
+ * map_layout.c): a pin of the new name missing, the map is made afresh the
+ * same way (with replace, once the links run this agent's programs), and
+ * the older versions' pins are removed.  A pin directory whose link points
+ * at another netns (the inode was reused after the old netns died) is stale
+ * and replaced.  A pin
  * directory from an agent without connect-time steering gets its maps and
  * links added; pinned connect links on another cgroup than the one asked
  * for are replaced (the operator moved --cgroup).
@@ -210,10 +215,12 @@ static bool counters_only(const struct bpf_map *map)
 	return strcmp(name, "rs_stats") == 0 || strcmp(name, "rs_conn_stats") == 0;
 }
 
-/* Reuses every pinned map of obj; a counters-only map of another layout is
- * left for libbpf to create and added to fresh[] (at most FRESH_MAX), to be
- * pinned in its place once the links are settled. */
-#define FRESH_MAX 4
+/* Reuses every pinned map of obj; a counters-only map of another layout,
+ * and a versioned map (rs_x_v2, map_layout.c) with no pin yet, are left for
+ * libbpf to create and added to fresh[] (at most FRESH_MAX), to be pinned
+ * once the links are settled (the versioned one then replaces its older
+ * versions' pins). */
+#define FRESH_MAX 8
 static int reuse_maps(struct bpf_object *obj, const char *dir, struct bpf_map **fresh, size_t *n_fresh, char *why,
 		      size_t why_len)
 {
@@ -226,6 +233,11 @@ static int reuse_maps(struct bpf_object *obj, const char *dir, struct bpf_map **
 		if (join(path, dir, bpf_map__name(map)))
 			return -ENAMETOOLONG;
 		fd = bpf_obj_get(path);
+		if (fd < 0 && errno == ENOENT && agent_map_name_version(bpf_map__name(map), &(size_t){ 0 }) > 1 &&
+		    *n_fresh < FRESH_MAX) {
+			fresh[(*n_fresh)++] = map; /* a new version of a map: made afresh */
+			continue;
+		}
 		if (fd < 0) {
 			err = -errno;
 			say(why, why_len, "pinned map %s cannot be opened: %s", path, strerror(-err));
@@ -405,15 +417,16 @@ static int adopt_link(const char *dir, const char *name, struct bpf_program *pro
 		say(why, why_len, "cannot read pinned link %s: %s", path, strerror(-err));
 		goto fail;
 	}
-	/* force: a counters map is new (reuse_maps), and only this agent's
-	 * programs write it, whatever their tags say. */
+	/* force: a counters map or a map's new version is new (reuse_maps),
+	 * and only this agent's programs use it, whatever their tags say. */
 	if (force || memcmp(old_tag, new_tag, 8) != 0) {
 		hex_tag(old_tag, old_hex);
 		hex_tag(new_tag, new_hex);
 		if (!replace) {
 			say(why, why_len,
 			    "pinned program %s has tag %s, this agent's is %s%s; run with --replace to upgrade", name,
-			    old_hex, new_hex, force ? " (and a counters map of another layout)" : "");
+			    old_hex, new_hex,
+			    force ? " (and a counters map of another layout, or a map's new version)" : "");
 			err = -ESTALE;
 			goto fail;
 		}
@@ -601,6 +614,25 @@ static int adopt_connect_link(struct agent_kernel *k, int i, bool replace, bool 
 	return err;
 }
 
+/* Removes the pins of the versions before name's ("rs_x" and "rs_x_v2" ..
+ * for "rs_x_v3"): no program uses them once the links run this agent's. */
+static int unpin_older(const char *dir, const char *name)
+{
+	size_t base_len;
+	unsigned v = agent_map_name_version(name, &base_len);
+	char older[BPF_OBJ_NAME_LEN + 8], path[PATH_MAX];
+
+	for (unsigned i = 1; i < v; i++) {
+		if (i == 1)
+			snprintf(older, sizeof(older), "%.*s", (int)base_len, name);
+		else
+			snprintf(older, sizeof(older), "%.*s_v%u", (int)base_len, name, i);
+		if (join(path, dir, older) == 0 && unlink(path) < 0 && errno != ENOENT)
+			return -errno;
+	}
+	return 0;
+}
+
 /* Pinned state: reuse maps, load against them, keep (or upgrade) links. */
 static int adopt(struct agent_kernel *k, bool replace, char *why, size_t why_len)
 {
@@ -658,6 +690,8 @@ static int adopt(struct agent_kernel *k, bool replace, char *why, size_t why_len
 			err = -errno;
 		if (!err)
 			err = pin_one(k->pin_dir, bpf_map__name(fresh[i]), pin_map_cb, fresh[i]);
+		if (!err)
+			err = unpin_older(k->pin_dir, bpf_map__name(fresh[i]));
 		if (err) {
 			say(why, why_len, "cannot pin the new %s: %s", bpf_map__name(fresh[i]), strerror(-err));
 			return err;

@@ -8,7 +8,12 @@
  * member types likewise down to integers (size and encoding), enums (names
  * and values) and arrays (length and element).  Typedefs and qualifiers are
  * looked through: __u32 and "unsigned int" are one layout.  Type names are
- * not compared (renaming a struct moves no byte). */
+ * not compared (renaming a struct moves no byte).
+ *
+ * A map whose layout changes is renamed with a version (rs_slots becomes
+ * rs_slots_v2, Cilium's habit): the new agent then finds no pin of the new
+ * name and makes the map afresh beside the old one, instead of refusing;
+ * agent_map_name_version() reads the version off a name. */
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -85,6 +90,26 @@ static bool same_layout(const struct btf *a, __u32 a_id, const struct btf *b, __
 	default: /* nothing else belongs in a map key or value */
 		return false;
 	}
+}
+
+unsigned agent_map_name_version(const char *name, size_t *base_len)
+{
+	size_t len = strlen(name), i = len;
+	unsigned v = 0;
+
+	while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9')
+		i--;
+	/* "_v" then 1 to 4 digits, no leading zero, 2 or more */
+	if (i >= 3 && i < len && len - i <= 4 && name[i - 1] == 'v' && name[i - 2] == '_' && name[i] != '0') {
+		for (size_t j = i; j < len; j++)
+			v = v * 10 + (unsigned)(name[j] - '0');
+		if (v >= 2) {
+			*base_len = i - 2;
+			return v;
+		}
+	}
+	*base_len = len;
+	return 1;
 }
 
 int agent_map_layout_check(const struct bpf_object *obj, const struct bpf_map *map, int fd)
