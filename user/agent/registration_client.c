@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "ringsteer/agent_reg.h"
-#include "ringsteer/proto.h"
 #include "ringsteer/mstime.h"
+#include "ringsteer/proto.h"
 
 #define CONNECT_RETRY_MS 10 /* backlog full: retry this often until the deadline */
 

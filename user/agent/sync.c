@@ -31,8 +31,8 @@
 #include "agent_run.h"
 #include "ringsteer/endpoint.h"
 #include "ringsteer/logfmt.h"
-#include "ringsteer/placement.h"
 #include "ringsteer/mstime.h"
+#include "ringsteer/placement.h"
 
 /* The slots as they are now. */
 struct view {

@@ -20,10 +20,10 @@
 #include "ctl_args.h"
 #include "ctl_json.h"
 #include "ctl_store.h"
+#include "ringsteer/mstime.h"
 #include "ringsteer/placement.h"
 #include "ringsteer/ring.h"
 #include "ringsteer/store.h"
-#include "ringsteer/mstime.h"
 
 static const char place_usage[] =
 	"NAME\n"

@@ -19,9 +19,9 @@
 #include "ctl_ring_share.h"
 #include "ctl_store.h"
 #include "ctl_table.h"
+#include "ringsteer/mstime.h"
 #include "ringsteer/ring.h"
 #include "ringsteer/store.h"
-#include "ringsteer/mstime.h"
 
 static const char ring_usage[] =
 	"NAME\n"

@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ringsteer/store_worker.h"
 #include "ringsteer/mstime.h"
+#include "ringsteer/store_worker.h"
 
 /* A batch is at most this many jobs whatever the kind says: bounds the
  * worker's scratch arrays. */

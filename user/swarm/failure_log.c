@@ -6,8 +6,8 @@
 #include <stdio.h>
 
 #include "ringsteer/logfmt.h"
-#include "swarm.h"
 #include "ringsteer/mstime.h"
+#include "swarm.h"
 
 #define LOG_BURST 20     /* lines let through at once */
 #define LOG_PER_SECOND 5 /* lines per second after the burst */

@@ -18,9 +18,9 @@
 #include "ringsteer/endpoint.h"
 #include "ringsteer/flags.h"
 #include "ringsteer/logfmt.h"
+#include "ringsteer/mstime.h"
 #include "ringsteer/tls.h"
 #include "swarm.h"
-#include "ringsteer/mstime.h"
 
 #define SWARM_COUNT_MAX 1000000
 
