@@ -95,7 +95,7 @@ struct agent {
 	unsigned n_pending;                    /* connected, not registered yet */
 	struct agent_target targets[RS_TARGETS_MAX];
 	uint32_t n_targets_used;
-	int64_t targets_adopted_until_ms;      /* adopted slots are not released before this */
+	int64_t targets_adopted_until_ms;      /* adopted slots are not released before this (rs_mono_ms) */
 	uint64_t member_results[RS_AGENT_REG_REASON_COUNT];
 };
 

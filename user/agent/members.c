@@ -406,8 +406,10 @@ int agent_members_sync(struct agent *a, const struct rs_session_row *sessions, s
 	}
 	/* Slots adopted from a previous agent stay until the entries naming
 	 * them could have expired: their supervisors register again at their
-	 * next heartbeat, and until then the old entries keep steering. */
-	if (!err && now_ms >= a->targets_adopted_until_ms)
+	 * next heartbeat, and until then the old entries keep steering.  A
+	 * deadline of this process: monotonic, so a wall-clock step neither
+	 * drops them early nor keeps them an hour. */
+	if (!err && rs_mono_ms() >= a->targets_adopted_until_ms)
 		err = targets_release(a);
 	a->n_targets_used = 0;
 	for (uint32_t i = 0; i < RS_TARGETS_MAX; i++)
@@ -435,6 +437,6 @@ int agent_targets_adopt(struct agent *a)
 		snprintf(t->gateway, sizeof(t->gateway), "%.*s", RS_ID_MAX, row.gateway);
 		a->n_targets_used += t->gateway[0] != '\0';
 	}
-	a->targets_adopted_until_ms = rs_wall_ms() + a->cfg.ttl_ms;
+	a->targets_adopted_until_ms = rs_mono_ms() + a->cfg.ttl_ms;
 	return 0;
 }
