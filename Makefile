@@ -36,13 +36,13 @@ DEB_PACKAGES += postgresql libpq-dev
 DEB_PACKAGES += valgrind
 
 LIB_SRCS  := $(wildcard user/ring/*.c user/placement/*.c user/drain/*.c user/proto/*.c user/token/*.c \
-	user/util/*.c user/tls/*.c user/agent/registration*.c \
+	user/util/*.c user/tls/*.c user/registration/*.c \
 	user/store/*.c)
 CTL_SRCS  := $(wildcard user/ctl/*.c user/sim/*.c)
 GW_SRCS   := $(wildcard user/gateway/*.c)
 SUP_SRCS  := $(wildcard user/supervisor/*.c)
 SWARM_SRCS := $(wildcard user/swarm/*.c)
-AGENT_SRCS := $(filter-out user/agent/registration%,$(wildcard user/agent/*.c))
+AGENT_SRCS := $(wildcard user/agent/*.c)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 TEST_SRCS := $(wildcard tests/unit/test_*.c)
 TEST_LIB  := $(filter-out $(TEST_SRCS),$(wildcard tests/unit/*.c))
