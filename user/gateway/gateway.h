@@ -274,22 +274,22 @@ extern const struct rs_store_job_kind gw_admit_kind;
 int64_t gw_mono_ms(void);
 
 /* Builds the TLS context from --tls-cert/--tls-key/--tls-ca, or leaves it
- * NULL under --insecure (logged).  Returns 0 or -errno, logged (tls.c). */
+ * NULL under --insecure (logged).  Returns 0 or -errno, logged (tls_server.c). */
 int gw_tls_init(struct gateway *gw);
 
 /* SIGHUP: rebuilds the context from the same files for new connections;
- * unusable files are logged and counted, and the old context stays (tls.c). */
+ * unusable files are logged and counted, and the old context stays (tls_server.c). */
 void gw_tls_reload(struct gateway *gw);
 
 /* The heartbeat's check: reloads as SIGHUP does when a TLS file has been
- * replaced since the last (re)load (tls.c). */
+ * replaced since the last (re)load (tls_server.c). */
 void gw_tls_watch(struct gateway *gw);
 
 /* A bufferevent for an accepted socket: TLS (accepting) when a context is
- * set, else plain.  NULL on failure, fd then closed (tls.c). */
+ * set, else plain.  NULL on failure, fd then closed (tls_server.c). */
 struct bufferevent *gw_tls_bufferevent(struct gateway *gw, evutil_socket_t fd);
 
-/* Whether mTLS is off, or bev's client certificate names member (tls.c). */
+/* Whether mTLS is off, or bev's client certificate names member (tls_server.c). */
 bool gw_tls_client_is(struct bufferevent *bev, const struct gateway *gw, const char *member);
 
 /* With --agent: registers both listening sockets with the node agent,
