@@ -212,9 +212,10 @@ void gw_conn_heartbeat(struct gateway *gw);
  * degraded) (conn.c); supervisors being handed off still count. */
 void gw_conn_gauges(const struct gateway *gw, uint64_t *supervisors, uint64_t *busiest, uint64_t *unrecorded);
 
-/* Closes every attached supervisor with GOODBYE shutdown, counting them
- * abandoned (conn.c). */
-void gw_conn_abandon_all(struct gateway *gw);
+/* The drain's budget is spent (RS_DRAIN_CLOSE_REST): sends GOODBYE
+ * shutdown to every supervisor still attached, ending its handoff if one is
+ * in flight, and counts and logs each as a handoff abandoned (conn.c). */
+void gw_conn_goodbye_rest(struct gateway *gw);
 
 /* Starts draining (drain.c): row draining, /readyz failing, paced handoffs.
  * exit_after: leave the loop once drained (SIGTERM). */
