@@ -43,6 +43,8 @@ GW_SRCS   := $(wildcard user/gateway/*.c)
 SUP_SRCS  := $(wildcard user/supervisor/*.c)
 SWARM_SRCS := $(wildcard user/swarm/*.c)
 AGENT_SRCS := $(wildcard user/agent/*.c)
+# The reader of the agent's maps (libbpf): linked into the agent and ringsteerctl.
+MAPS_SRCS := $(wildcard user/maps/*.c)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 TEST_SRCS := $(wildcard tests/unit/test_*.c)
 TEST_LIB  := $(filter-out $(TEST_SRCS),$(wildcard tests/unit/*.c))
@@ -50,6 +52,7 @@ BENCH_SRCS := $(wildcard bench/*.c)
 
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 CTL_OBJS  := $(CTL_SRCS:%.c=$(BUILD)/obj/%.o)
+MAPS_OBJS := $(MAPS_SRCS:%.c=$(BUILD)/obj/%.o)
 GW_OBJS   := $(GW_SRCS:%.c=$(BUILD)/obj/%.o)
 SUP_OBJS  := $(SUP_SRCS:%.c=$(BUILD)/obj/%.o)
 SWARM_OBJS := $(SWARM_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -96,8 +99,8 @@ $(BUILD)/libringsteer.a: $(LIB_OBJS)
 $(BUILD)/libringsteer.so: $(LIB_OBJS)
 	$(CC) -shared -Wl,-soname,libringsteer.so.0 $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/ringsteerctl: $(CTL_OBJS) $(BUILD)/libringsteer.a
-	$(CC) $(LDFLAGS) -o $@ $(CTL_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lm
+$(BUILD)/ringsteerctl: $(CTL_OBJS) $(MAPS_OBJS) $(BUILD)/libringsteer.a
+	$(CC) $(LDFLAGS) -o $@ $(CTL_OBJS) $(MAPS_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lm
 
 $(BUILD)/ringsteer-gateway: $(GW_OBJS) $(BUILD)/libringsteer.a
 	$(CC) $(LDFLAGS) -o $@ $(GW_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lm
@@ -117,6 +120,12 @@ $(BUILD)/tests/test_swarm_gap: $(BUILD)/obj/tests/unit/test_swarm_gap.o $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/obj/user/swarm/gap.o $(TEST_LIB_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lcmocka -ljansson
 
+# The reader of the agent's maps: its test links it and libbpf.
+$(BUILD)/obj/tests/unit/test_map_read.o: CFLAGS += -Ibpf
+$(BUILD)/tests/test_map_read: $(BUILD)/obj/tests/unit/test_map_read.o $(MAPS_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(MAPS_OBJS) -lbpf -lcmocka
+
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libringsteer.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/libringsteer.a $(LIBS)
@@ -130,7 +139,7 @@ BPF_OBJS   := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
 BPF_SKELS  := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Wextra -Werror \
 	-I$(BUILD)/bpf -Ibpf -I/usr/include/x86_64-linux-gnu
-AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/obj/%.o)
+AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/obj/%.o) $(MAPS_OBJS)
 KTEST_SRCS := $(wildcard tests/kernel/*.c)
 KTEST_BINS := $(KTEST_SRCS:tests/kernel/%.c=$(BUILD)/kernel/%)
 
@@ -147,7 +156,7 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 # Agent and kernel-test objects see the skeletons and the map header.
 $(AGENT_OBJS): CFLAGS += -I$(BUILD)/bpf -Ibpf
 $(AGENT_OBJS): | $(BPF_SKELS)
-$(BUILD)/obj/user/ctl/ctl_maps.o: CFLAGS += -Ibpf
+$(BUILD)/obj/user/ctl/ctl_maps.o $(MAPS_OBJS): CFLAGS += -Ibpf
 $(BUILD)/ringsteerctl: LIBS += -lbpf
 
 $(BUILD)/ringsteer-agent: $(AGENT_OBJS) $(BUILD)/libringsteer.a

@@ -26,6 +26,7 @@
 #include "ctl.h"
 #include "ctl_args.h"
 #include "ctl_json.h"
+#include "maps/map_read.h"
 #include "ringsteer/proto.h"
 #include "ringsteer_maps.h"
 
@@ -64,16 +65,6 @@ struct maps {
 	int conn_stats, clients, targets; /* connect-time steering; < 0: not pinned */
 };
 
-static int open_pin(const char *dir, const char *name, int *fd)
-{
-	char path[4096];
-
-	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	*fd = bpf_obj_get(path);
-	return *fd < 0 ? -errno : 0;
-}
-
 /* The kernel copies a map's whole value_size into the caller's buffer: a
  * pin of another layout (an agent of another version) must be refused
  * before it is read, not overrun our structs.  Returns 0, -EPROTO or -errno. */
@@ -103,18 +94,6 @@ static void format_endpoint(const struct rs_endpoint_key *k, char *out, size_t c
 	snprintf(out, cap, k->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, k->port);
 }
 
-/* Sums entries [0, n) of a per-CPU __u64 array over per[ncpu]; an entry
- * that cannot be read counts 0. */
-static void sum_percpu(int fd, uint32_t n, uint64_t *out, uint64_t *per, int ncpu)
-{
-	for (uint32_t i = 0; i < n; i++) {
-		out[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, per) == 0)
-			for (int c = 0; c < ncpu; c++)
-				out[i] += per[c];
-	}
-}
-
 /* ---- the link facts ------------------------------------------------------ */
 
 static void print_link(const char *dir, const char *name, bool json, bool first)
@@ -125,7 +104,7 @@ static void print_link(const char *dir, const char *name, bool json, bool first)
 	char tag[17] = "";
 	int fd, pfd = -1;
 
-	if (open_pin(dir, name, &fd) == 0 && bpf_obj_get_info_by_fd(fd, &li, &len) == 0 &&
+	if (rs_map_open_pin(dir, name, &fd) == 0 && bpf_obj_get_info_by_fd(fd, &li, &len) == 0 &&
 	    (pfd = bpf_prog_get_fd_by_id(li.prog_id)) >= 0 && bpf_obj_get_info_by_fd(pfd, &pi, &plen) == 0)
 		for (int i = 0; i < 8; i++)
 			snprintf(tag + 2 * i, 3, "%02x", pi.tag[i]);
@@ -156,42 +135,32 @@ struct slot_facts {
 	uint32_t buckets;
 };
 
+/* Every slot's row, socket, connection counts and share of the bucket
+ * table; none_buckets: the buckets that name no slot (all of them when no
+ * table is swapped in yet).  A slot's row that cannot be read is an error;
+ * counts that cannot be read are 0. */
 static int read_slots(const struct maps *m, struct slot_facts *s, uint32_t *none_buckets)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct rs_conn_counts *per;
-	uint32_t zero = 0, inner_id, *buckets = NULL;
-	int inner = -1, err = 0;
+	uint32_t *buckets = calloc(RS_TABLE_SIZE, sizeof(*buckets));
+	int err = 0;
 
-	if (ncpu <= 0)
-		return -EINVAL;
-	per = calloc((size_t)ncpu, sizeof(*per));
-	buckets = calloc(RS_TABLE_SIZE, sizeof(*buckets));
-	if (!per || !buckets) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
+	if (!buckets)
+		return -ENOMEM;
 	for (uint32_t i = 0; i < RS_SLOTS_MAX; i++) {
-		uint64_t cookie;
+		struct rs_conn_counts c;
 
 		memset(&s[i], 0, sizeof(s[i]));
-		if (bpf_map_lookup_elem(m->slots, &i, &s[i].row) < 0) {
-			err = -errno;
+		err = rs_map_slot(m->slots, i, &s[i].row);
+		if (err)
 			goto cleanup;
-		}
-		s[i].row.gateway[RS_GATEWAY_ID_SIZE - 1] = '\0';
-		s[i].socket = bpf_map_lookup_elem(m->sockets, &i, &cookie) == 0;
-		if (bpf_map_lookup_elem(m->conns, &i, per) == 0)
-			for (int c = 0; c < ncpu; c++) {
-				s[i].established += per[c].established;
-				s[i].closed += per[c].closed;
-			}
+		s[i].socket = rs_map_slot_socket(m->sockets, i, NULL) == 1;
+		(void)rs_map_slot_counts(m->conns, i, &c); /* zeros when unreadable */
+		s[i].established = c.established;
+		s[i].closed = c.closed;
 	}
 	*none_buckets = 0;
-	if (bpf_map_lookup_elem(m->table, &zero, &inner_id) == 0 && (inner = bpf_map_get_fd_by_id(inner_id)) >= 0) {
+	if (rs_map_table(m->table, buckets) == 0) {
 		for (uint32_t b = 0; b < RS_TABLE_SIZE; b++) {
-			if (bpf_map_lookup_elem(inner, &b, &buckets[b]) < 0)
-				continue;
 			if (buckets[b] < RS_SLOTS_MAX)
 				s[buckets[b]].buckets++;
 			else
@@ -201,9 +170,6 @@ static int read_slots(const struct maps *m, struct slot_facts *s, uint32_t *none
 		*none_buckets = RS_TABLE_SIZE; /* no table swapped in yet */
 	}
 cleanup:
-	if (inner >= 0)
-		close(inner);
-	free(per);
 	free(buckets);
 	return err;
 }
@@ -293,7 +259,7 @@ static void print_absent(bool json, const char *key, const char *map, bool gap)
 	}
 }
 
-static void print_conn_stats(const struct maps *m, bool json, uint64_t *per, int ncpu)
+static void print_conn_stats(const struct maps *m, bool json)
 {
 	static const char *const names[RS_CSTAT_COUNT] = { "lookups", "steered_netns", "steered_cgroup", "miss",
 							   "expired", "target_down", "peername" };
@@ -303,7 +269,7 @@ static void print_conn_stats(const struct maps *m, bool json, uint64_t *per, int
 		print_absent(json, "connects", "rs_conn_stats", false);
 		return;
 	}
-	sum_percpu(m->conn_stats, RS_CSTAT_COUNT, st, per, ncpu);
+	(void)rs_map_percpu_sum(m->conn_stats, RS_CSTAT_COUNT, st); /* zeros when unreadable */
 	if (json) {
 		fputs(", \"connects\": {", stdout);
 		for (int i = 0; i < RS_CSTAT_COUNT; i++)
@@ -410,7 +376,7 @@ static void print_targets(bool json, const struct rs_target *targets)
 
 /* The connect-time section: each map printed, or shown absent when the
  * agent did not pin it. */
-static int print_connect(const struct maps *m, bool json, uint64_t *per, int ncpu)
+static int print_connect(const struct maps *m, bool json)
 {
 	struct rs_target *targets = NULL;
 
@@ -427,7 +393,7 @@ static int print_connect(const struct maps *m, bool json, uint64_t *per, int ncp
 	}
 	if (!json)
 		printf("\nconnect-time steering\n");
-	print_conn_stats(m, json, per, ncpu);
+	print_conn_stats(m, json);
 	print_clients(m, json, targets);
 	print_targets(json, targets);
 	free(targets);
@@ -440,20 +406,18 @@ static int print_all(const char *dir, const struct maps *m, bool json)
 								"none", "pin_stale" };
 	struct slot_facts *s = calloc(RS_SLOTS_MAX, sizeof(*s));
 	uint64_t stats[RS_STAT_COUNT] = { 0 };
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *per = ncpu > 0 ? calloc((size_t)ncpu, sizeof(uint64_t)) : NULL;
 	uint32_t none_buckets = 0;
 	bool first;
 	int err;
 
-	if (!s || !per) {
+	if (!s) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
 	err = read_slots(m, s, &none_buckets);
 	if (err)
 		goto cleanup;
-	sum_percpu(m->stats, RS_STAT_COUNT, stats, per, ncpu);
+	(void)rs_map_percpu_sum(m->stats, RS_STAT_COUNT, stats); /* zeros when unreadable */
 
 	/* header and links */
 	if (json) {
@@ -612,11 +576,10 @@ static int print_all(const char *dir, const struct maps *m, bool json)
 			printf("  %s %" PRIu64, stat_names[i], stats[i]);
 		printf("\n");
 	}
-	err = print_connect(m, json, per, ncpu);
+	err = print_connect(m, json);
 	if (json)
 		fputs("}\n", stdout);
 cleanup:
-	free(per);
 	free(s);
 	return err;
 }
@@ -668,14 +631,14 @@ int ctl_maps(int argc, char **argv)
 	}
 	libbpf_set_print(NULL); /* its warnings would interleave with the listing */
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		err = open_pin(dir, names[i], fds[i]);
+		err = rs_map_open_pin(dir, names[i], fds[i]);
 		if (err) {
 			fprintf(stderr, "ringsteerctl maps: no agent state at %s (%s: %s)\n", dir, names[i], strerror(-err));
 			goto cleanup;
 		}
 	}
 	for (size_t i = 0; i < sizeof(optional_names) / sizeof(optional_names[0]); i++) {
-		err = open_pin(dir, optional_names[i], optional_fds[i]);
+		err = rs_map_open_pin(dir, optional_names[i], optional_fds[i]);
 		if (err == -ENOENT)
 			continue;
 		if (!err)
