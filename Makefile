@@ -23,10 +23,11 @@ LIBS     := -levent_openssl -levent -lsqlite3 -lssl -lcrypto -lpq
 # libFuzzer; nftables, iproute2, curl: the test cluster; prometheus
 # (promtool) and python3-yaml: the /metrics lint and the deploy/ manifest tests.
 # BUILD_PACKAGES: what `make all` needs, and all the image's build stage
-# installs (deploy/Dockerfile takes this list).
+# installs (deploy/Dockerfile takes this list).  libjansson-dev: ringsteerctl's
+# --json (and the unit tests' vector files).
 BUILD_PACKAGES := build-essential pkg-config libssl-dev libevent-dev libsqlite3-dev libpq-dev \
-	clang bpftool libbpf-dev uthash-dev
-DEB_PACKAGES := $(BUILD_PACKAGES) libcmocka-dev libjansson-dev jq \
+	clang bpftool libbpf-dev uthash-dev libjansson-dev
+DEB_PACKAGES := $(BUILD_PACKAGES) libcmocka-dev jq \
 	libclang-rt-14-dev nftables iproute2 curl openssl sqlite3 \
 	prometheus python3-yaml
 # postgresql and libpq-dev: the PostgreSQL store backend (libpq) and the
@@ -157,7 +158,7 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 $(AGENT_OBJS): CFLAGS += -I$(BUILD)/bpf -Ibpf
 $(AGENT_OBJS): | $(BPF_SKELS)
 $(BUILD)/obj/user/ctl/ctl_maps.o $(MAPS_OBJS): CFLAGS += -Ibpf
-$(BUILD)/ringsteerctl: LIBS += -lbpf
+$(BUILD)/ringsteerctl: LIBS += -lbpf -ljansson
 
 $(BUILD)/ringsteer-agent: $(AGENT_OBJS) $(BUILD)/libringsteer.a
 	$(CC) $(LDFLAGS) -o $@ $(AGENT_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lbpf -lm

@@ -111,7 +111,7 @@ int ctl_drain(int argc, char **argv)
 	rs_store_close(st);
 	if (err == -ENOENT) {
 		fputs("ringsteerctl drain: no gateway ", stderr);
-		ctl_json_string(stderr, a.id); /* quoted, any bytes shown safely */
+		ctl_json_quote(stderr, a.id); /* quoted, any bytes shown safely */
 		fprintf(stderr, " in store %s\n", a.url);
 		return 1;
 	}
@@ -120,10 +120,7 @@ int ctl_drain(int argc, char **argv)
 		return 1;
 	}
 	if (a.json) {
-		fputs("{", stdout);
-		ctl_json_key_string(stdout, true, "id", a.id);
-		ctl_json_key_string(stdout, false, "state", "draining");
-		fputs("}\n", stdout);
+		(void)ctl_json_print(stdout, json_pack("{s:o, s:s}", "id", ctl_json_text(a.id), "state", "draining"));
 	} else {
 		printf("drain requested: %s\n", a.id);
 	}

@@ -78,9 +78,7 @@ int ctl_init(int argc, char **argv)
 		return rc;
 	rs_store_close(st);
 	if (json) {
-		fputs("{", stdout);
-		ctl_json_key_string(stdout, true, "store", url);
-		fputs("}\n", stdout);
+		(void)ctl_json_print(stdout, json_pack("{s:o}", "store", ctl_json_text(url)));
 	} else {
 		printf("store ready: %s\n", url);
 	}

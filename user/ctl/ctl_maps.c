@@ -96,7 +96,9 @@ static void format_endpoint(const struct rs_endpoint_key *k, char *out, size_t c
 
 /* ---- the link facts ------------------------------------------------------ */
 
-static void print_link(const char *dir, const char *name, bool json, bool first)
+/* One pinned link's ids and its program's tag: a line of text, or an entry
+ * of links (doc mode). */
+static void print_link(const char *dir, const char *name, json_t *links)
 {
 	struct bpf_link_info li = { 0 };
 	struct bpf_prog_info pi = { 0 };
@@ -108,18 +110,12 @@ static void print_link(const char *dir, const char *name, bool json, bool first)
 	    (pfd = bpf_prog_get_fd_by_id(li.prog_id)) >= 0 && bpf_obj_get_info_by_fd(pfd, &pi, &plen) == 0)
 		for (int i = 0; i < 8; i++)
 			snprintf(tag + 2 * i, 3, "%02x", pi.tag[i]);
-	if (json) {
-		if (!first)
-			fputs(", ", stdout);
-		ctl_json_string(stdout, name);
-		fputs(": {", stdout);
-		ctl_json_key_uint(stdout, true, "link_id", li.id);
-		ctl_json_key_uint(stdout, false, "prog_id", li.prog_id);
-		ctl_json_key_string(stdout, false, "tag", tag);
-		fputs("}", stdout);
-	} else {
+	if (links)
+		json_object_set_new(links, name,
+				    json_pack("{s:I, s:I, s:s}", "link_id", (json_int_t)li.id, "prog_id", (json_int_t)li.prog_id,
+					      "tag", tag));
+	else
 		printf("%-13s link %u  prog %u  tag %s\n", name, li.id, li.prog_id, tag[0] ? tag : "-");
-	}
 	if (pfd >= 0)
 		close(pfd);
 	if (fd >= 0)
@@ -247,34 +243,39 @@ static const char *client_gateway(const struct rs_target *t, const struct rs_cli
 	return t[c->slot].gateway;
 }
 
-/* gap: a blank line first in text, as before a table. */
-static void print_absent(bool json, const char *key, const char *map, bool gap)
+/* key null in doc, or a line of text (gap: a blank line first, as before
+ * a table). */
+static void print_absent(json_t *doc, const char *key, const char *map, bool gap)
 {
-	if (json) {
-		fputs(", ", stdout);
-		ctl_json_string(stdout, key);
-		fputs(": null", stdout);
-	} else {
+	if (doc)
+		json_object_set_new(doc, key, json_null());
+	else
 		printf("%s%s: absent (no %s pin)\n", gap ? "\n" : "", key, map);
-	}
 }
 
-static void print_conn_stats(const struct maps *m, bool json)
+/* names[i]: counters[i] for i < n, as a JSON object. */
+static json_t *counters_json(const char *const *names, const uint64_t *counters, int n)
+{
+	json_t *o = json_object();
+
+	for (int i = 0; o && i < n; i++)
+		json_object_set_new(o, names[i], json_integer((json_int_t)counters[i]));
+	return o;
+}
+
+static void print_conn_stats(const struct maps *m, json_t *doc)
 {
 	static const char *const names[RS_CSTAT_COUNT] = { "lookups", "steered_netns", "steered_cgroup", "miss",
 							   "expired", "target_down", "peername" };
 	uint64_t st[RS_CSTAT_COUNT];
 
 	if (m->conn_stats < 0) {
-		print_absent(json, "connects", "rs_conn_stats", false);
+		print_absent(doc, "connects", "rs_conn_stats", false);
 		return;
 	}
 	(void)rs_map_percpu_sum(m->conn_stats, RS_CSTAT_COUNT, st); /* zeros when unreadable */
-	if (json) {
-		fputs(", \"connects\": {", stdout);
-		for (int i = 0; i < RS_CSTAT_COUNT; i++)
-			ctl_json_key_uint(stdout, i == 0, names[i], st[i]);
-		fputs("}", stdout);
+	if (doc) {
+		json_object_set_new(doc, "connects", counters_json(names, st, RS_CSTAT_COUNT));
 	} else {
 		printf("connects");
 		for (int i = 0; i < RS_CSTAT_COUNT; i++)
@@ -283,18 +284,19 @@ static void print_conn_stats(const struct maps *m, bool json)
 	}
 }
 
-static void print_clients(const struct maps *m, bool json, const struct rs_target *targets)
+static void print_clients(const struct maps *m, json_t *doc, const struct rs_target *targets)
 {
 	struct rs_client_key key, next;
 	uint64_t now = mono_ns();
-	bool have = false, first = true;
+	bool have = false;
+	json_t *list = NULL;
 
 	if (m->clients < 0) {
-		print_absent(json, "clients", "rs_clients", true);
+		print_absent(doc, "clients", "rs_clients", true);
 		return;
 	}
-	if (json)
-		fputs(", \"clients\": [", stdout);
+	if (doc)
+		json_object_set_new(doc, "clients", list = json_array());
 	else
 		printf("\n%-28s %-6s %-6s %-32s %s\n", "CLIENT (KIND:ID)", "SLOT", "GEN", "GATEWAY", "EXPIRES");
 	for (long guard = 0; guard < RS_CLIENTS_MAX && bpf_map_get_next_key(m->clients, have ? &key : NULL, &next) == 0;
@@ -309,16 +311,12 @@ static void print_clients(const struct maps *m, bool json, const struct rs_targe
 			continue; /* deleted since: the registration ended */
 		expired = c.expires_ns < now; /* as the kernel compares */
 		left_ms = expired ? 0 : (c.expires_ns - now) / 1000000u;
-		if (json) {
-			fputs(first ? "{" : ", {", stdout);
-			ctl_json_key_string(stdout, true, "kind", client_kind_name(key.kind));
-			ctl_json_key_uint(stdout, false, "id", key.id);
-			ctl_json_key_uint(stdout, false, "slot", c.slot);
-			ctl_json_key_uint(stdout, false, "gen", c.gen);
-			ctl_json_key_string(stdout, false, "gateway", safe_id(client_gateway(targets, &c)));
-			ctl_json_key_bool(stdout, false, "expired", expired);
-			ctl_json_key_uint(stdout, false, "expires_in_ms", left_ms);
-			fputs("}", stdout);
+		if (doc) {
+			json_array_append_new(list, json_pack("{s:s, s:I, s:I, s:I, s:s, s:b, s:I}", "kind",
+							      client_kind_name(key.kind), "id", (json_int_t)key.id, "slot",
+							      (json_int_t)c.slot, "gen", (json_int_t)c.gen, "gateway",
+							      safe_id(client_gateway(targets, &c)), "expired", expired,
+							      "expires_in_ms", (json_int_t)left_ms));
 		} else {
 			const char *gw = safe_id(client_gateway(targets, &c));
 			char who[40], expires[32];
@@ -330,22 +328,19 @@ static void print_clients(const struct maps *m, bool json, const struct rs_targe
 				snprintf(expires, sizeof(expires), "in %" PRIu64 " ms", left_ms);
 			printf("%-28s %-6u %-6u %-32.32s %s\n", who, c.slot, c.gen, gw[0] ? gw : "-", expires);
 		}
-		first = false;
 	}
-	if (json)
-		fputs("]", stdout);
 }
 
-static void print_targets(bool json, const struct rs_target *targets)
+static void print_targets(json_t *doc, const struct rs_target *targets)
 {
-	bool first = true;
+	json_t *list = NULL;
 
 	if (!targets) {
-		print_absent(json, "targets", "rs_targets", true);
+		print_absent(doc, "targets", "rs_targets", true);
 		return;
 	}
-	if (json)
-		fputs(", \"targets\": [", stdout);
+	if (doc)
+		json_object_set_new(doc, "targets", list = json_array());
 	else
 		printf("\n%-6s %-32s %-6s %-46s %-6s %s\n", "TARGET", "GATEWAY", "FAMILY", "ENDPOINT", "GEN", "READY");
 	for (uint32_t i = 0; i < RS_TARGETS_MAX; i++) {
@@ -355,28 +350,21 @@ static void print_targets(bool json, const struct rs_target *targets)
 		if (!target_used(t))
 			continue;
 		format_target(t, endpoint, sizeof(endpoint));
-		if (json) {
-			fputs(first ? "{" : ", {", stdout);
-			ctl_json_key_uint(stdout, true, "slot", i);
-			ctl_json_key_string(stdout, false, "gateway", safe_id(t->gateway));
-			ctl_json_key_string(stdout, false, "family", family_name(t->family));
-			ctl_json_key_string(stdout, false, "endpoint", endpoint);
-			ctl_json_key_uint(stdout, false, "gen", t->gen);
-			ctl_json_key_bool(stdout, false, "ready", t->ready != 0);
-			fputs("}", stdout);
+		if (doc) {
+			json_array_append_new(list, json_pack("{s:I, s:s, s:s, s:s, s:I, s:b}", "slot", (json_int_t)i,
+							      "gateway", safe_id(t->gateway), "family",
+							      family_name(t->family), "endpoint", endpoint, "gen",
+							      (json_int_t)t->gen, "ready", t->ready != 0));
 		} else {
 			printf("%-6u %-32.32s %-6s %-46s %-6u %s\n", i, t->gateway[0] ? safe_id(t->gateway) : "-",
 			       family_name(t->family), endpoint, t->gen, t->ready ? "yes" : "no");
 		}
-		first = false;
 	}
-	if (json)
-		fputs("]", stdout);
 }
 
 /* The connect-time section: each map printed, or shown absent when the
  * agent did not pin it. */
-static int print_connect(const struct maps *m, bool json)
+static int print_connect(const struct maps *m, json_t *doc)
 {
 	struct rs_target *targets = NULL;
 
@@ -386,200 +374,194 @@ static int print_connect(const struct maps *m, bool json)
 			return -ENOMEM;
 		read_targets(m->targets, targets);
 	}
-	if (!json && m->conn_stats < 0 && m->clients < 0 && m->targets < 0) {
+	if (!doc && m->conn_stats < 0 && m->clients < 0 && m->targets < 0) {
 		printf("\nconnect-time steering: absent (no rs_conn_stats, rs_clients, rs_targets pins: an agent "
 		       "without it, or run with --no-connect)\n");
 		return 0;
 	}
-	if (!json)
+	if (!doc)
 		printf("\nconnect-time steering\n");
-	print_conn_stats(m, json);
-	print_clients(m, json, targets);
-	print_targets(json, targets);
+	print_conn_stats(m, doc);
+	print_clients(m, doc, targets);
+	print_targets(doc, targets);
 	free(targets);
 	return 0;
 }
 
-static int print_all(const char *dir, const struct maps *m, bool json)
+/* ---- the steering maps ---------------------------------------------------- */
+
+static void print_services(const struct maps *m, json_t *doc)
 {
-	static const char *const stat_names[RS_STAT_COUNT] = { "lookups", "pinned", "table", "miss", "assign_error",
-								"none", "pin_stale" };
-	struct slot_facts *s = calloc(RS_SLOTS_MAX, sizeof(*s));
-	uint64_t stats[RS_STAT_COUNT] = { 0 };
-	uint32_t none_buckets = 0;
-	bool first;
-	int err;
+	struct rs_endpoint_key key, next;
+	bool have = false;
+	json_t *list = NULL;
 
-	if (!s) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	err = read_slots(m, s, &none_buckets);
-	if (err)
-		goto cleanup;
-	(void)rs_map_percpu_sum(m->stats, RS_STAT_COUNT, stats); /* zeros when unreadable */
+	if (doc)
+		json_object_set_new(doc, "services", list = json_array());
+	else
+		printf("\nservices\n");
+	for (int guard = 0; guard < RS_SERVICES_MAX && bpf_map_get_next_key(m->services, have ? &key : NULL, &next) == 0;
+	     guard++) {
+		struct rs_service v = { 0 };
+		char text[80];
 
-	/* header and links */
-	if (json) {
-		fputs("{", stdout);
-		ctl_json_key_string(stdout, true, "pin_dir", dir);
-		fputs(", \"links\": {", stdout);
-	} else {
-		printf("pin dir       %s\n", dir);
-	}
-	print_link(dir, "link_steer", json, true);
-	print_link(dir, "link_sockops", json, false);
-
-	/* services */
-	{
-		struct rs_endpoint_key key, next;
-		bool have = false;
-
-		if (json)
-			fputs("}, \"services\": [", stdout);
+		key = next;
+		have = true;
+		bpf_map_lookup_elem(m->services, &key, &v);
+		format_endpoint(&key, text, sizeof(text));
+		if (doc)
+			json_array_append_new(list, json_pack("{s:s, s:I}", "endpoint", text, "index", (json_int_t)v.index));
 		else
-			printf("\nservices\n");
-		first = true;
-		for (int guard = 0; guard < RS_SERVICES_MAX && bpf_map_get_next_key(m->services, have ? &key : NULL, &next) == 0;
-		     guard++) {
-			struct rs_service v = { 0 };
-			char text[80];
-
-			key = next;
-			have = true;
-			bpf_map_lookup_elem(m->services, &key, &v);
-			format_endpoint(&key, text, sizeof(text));
-			if (json) {
-				fputs(first ? "{" : ", {", stdout);
-				ctl_json_key_string(stdout, true, "endpoint", text);
-				ctl_json_key_uint(stdout, false, "index", v.index);
-				fputs("}", stdout);
-			} else {
-				printf("  %-44s index %u\n", text, v.index);
-			}
-			first = false;
-		}
+			printf("  %-44s index %u\n", text, v.index);
 	}
+}
 
-	/* slots */
-	if (json)
-		fputs("], \"slots\": [", stdout);
+static void print_slots(const struct slot_facts *s, uint32_t none_buckets, json_t *doc)
+{
+	json_t *list = NULL;
+
+	if (doc)
+		json_object_set_new(doc, "slots", list = json_array());
 	else
 		printf("\n%-5s %-32s %-6s %-7s %-8s %-11s %-8s %s\n", "SLOT", "GATEWAY", "GEN", "SOCKET", "BUCKETS",
 		       "ESTABLISHED", "CLOSED", "OPEN");
-	first = true;
 	for (uint32_t i = 0; i < RS_SLOTS_MAX; i++) {
 		const struct slot_facts *f = &s[i];
 		uint64_t open = f->established >= f->closed ? f->established - f->closed : 0;
 
 		if (f->row.state != RS_SLOT_REGISTERED && !f->socket && !f->buckets)
 			continue;
-		if (json) {
-			fputs(first ? "{" : ", {", stdout);
-			ctl_json_key_uint(stdout, true, "slot", i);
-			ctl_json_key_string(stdout, false, "gateway", safe_id(f->row.gateway));
-			ctl_json_key_bool(stdout, false, "registered", f->row.state == RS_SLOT_REGISTERED);
-			ctl_json_key_uint(stdout, false, "gen", f->row.gen);
-			ctl_json_key_bool(stdout, false, "socket", f->socket);
-			ctl_json_key_uint(stdout, false, "cookie", f->row.cookie);
-			ctl_json_key_uint(stdout, false, "buckets", f->buckets);
-			ctl_json_key_uint(stdout, false, "established", f->established);
-			ctl_json_key_uint(stdout, false, "closed", f->closed);
-			ctl_json_key_uint(stdout, false, "open", open);
-			fputs("}", stdout);
-		} else {
+		if (doc)
+			json_array_append_new(
+				list, json_pack("{s:I, s:s, s:b, s:I, s:b, s:I, s:I, s:I, s:I, s:I}", "slot", (json_int_t)i,
+						"gateway", safe_id(f->row.gateway), "registered",
+						f->row.state == RS_SLOT_REGISTERED, "gen", (json_int_t)f->row.gen, "socket",
+						f->socket, "cookie", (json_int_t)f->row.cookie, "buckets",
+						(json_int_t)f->buckets, "established", (json_int_t)f->established, "closed",
+						(json_int_t)f->closed, "open", (json_int_t)open));
+		else
 			printf("%-5u %-32.32s %-6u %-7s %-8u %-11" PRIu64 " %-8" PRIu64 " %" PRIu64 "\n", i,
 			       f->row.state == RS_SLOT_REGISTERED ? safe_id(f->row.gateway) : "(free)", f->row.gen,
 			       f->socket ? "yes" : "no", f->buckets, f->established, f->closed, open);
-		}
-		first = false;
 	}
-	if (!json)
+	if (!doc)
 		printf("table: %u of %u buckets name no slot\n", none_buckets, RS_TABLE_SIZE);
+}
 
-	/* pins */
-	{
-		struct rs_source_key key, next;
-		bool have = false;
+static void print_pins(const struct maps *m, const struct slot_facts *s, json_t *doc)
+{
+	struct rs_source_key key, next;
+	bool have = false;
+	json_t *list = NULL;
 
-		if (json)
-			fputs("], \"pins\": [", stdout);
+	if (doc)
+		json_object_set_new(doc, "pins", list = json_array());
+	else
+		printf("\n%-40s %-5s %s\n", "PINNED SOURCE", "SLOT", "GATEWAY");
+	for (long guard = 0; guard < PINS_SHOWN_MAX && bpf_map_get_next_key(m->pins, have ? &key : NULL, &next) == 0;
+	     guard++) {
+		struct rs_pin p = { RS_SLOT_NONE };
+		char text[INET6_ADDRSTRLEN];
+
+		key = next;
+		have = true;
+		if (bpf_map_lookup_elem(m->pins, &key, &p) < 0)
+			continue;
+		format_addr(key.family, key.addr, text, sizeof(text));
+		if (doc)
+			json_array_append_new(list, json_pack("{s:s, s:I, s:s, s:I}", "source", text, "slot",
+							      (json_int_t)p.slot, "gateway", safe_id(slot_gateway(s, p.slot)),
+							      "bucket", (json_int_t)(rs_source_hash(&key) & RS_TABLE_MASK)));
 		else
-			printf("\n%-40s %-5s %s\n", "PINNED SOURCE", "SLOT", "GATEWAY");
-		first = true;
-		for (long guard = 0; guard < PINS_SHOWN_MAX && bpf_map_get_next_key(m->pins, have ? &key : NULL, &next) == 0;
-		     guard++) {
-			struct rs_pin p = { RS_SLOT_NONE };
-			char text[INET6_ADDRSTRLEN];
-
-			key = next;
-			have = true;
-			if (bpf_map_lookup_elem(m->pins, &key, &p) < 0)
-				continue;
-			format_addr(key.family, key.addr, text, sizeof(text));
-			if (json) {
-				fputs(first ? "{" : ", {", stdout);
-				ctl_json_key_string(stdout, true, "source", text);
-				ctl_json_key_uint(stdout, false, "slot", p.slot);
-				ctl_json_key_string(stdout, false, "gateway", safe_id(slot_gateway(s, p.slot)));
-				ctl_json_key_uint(stdout, false, "bucket", rs_source_hash(&key) & RS_TABLE_MASK);
-				fputs("}", stdout);
-			} else {
-				printf("%-40s %-5u %s\n", text, p.slot, safe_id(slot_gateway(s, p.slot)));
-			}
-			first = false;
-		}
+			printf("%-40s %-5u %s\n", text, p.slot, safe_id(slot_gateway(s, p.slot)));
 	}
+}
 
-	/* peer endpoints */
-	{
-		struct rs_endpoint_key key, next;
-		bool have = false;
+static void print_endpoints(const struct maps *m, const struct slot_facts *s, json_t *doc)
+{
+	struct rs_endpoint_key key, next;
+	bool have = false;
+	json_t *list = NULL;
 
-		if (json)
-			fputs("], \"endpoints\": [", stdout);
+	if (doc)
+		json_object_set_new(doc, "endpoints", list = json_array());
+	else
+		printf("\n%-46s %-5s %s\n", "PEER ENDPOINT", "SLOT", "GATEWAY");
+	for (int guard = 0; guard < RS_ENDPOINTS_MAX && bpf_map_get_next_key(m->endpoints, have ? &key : NULL, &next) == 0;
+	     guard++) {
+		struct rs_endpoint_slot e = { RS_SLOT_NONE };
+		char text[80];
+
+		key = next;
+		have = true;
+		if (bpf_map_lookup_elem(m->endpoints, &key, &e) < 0)
+			continue;
+		format_endpoint(&key, text, sizeof(text));
+		if (doc)
+			json_array_append_new(list, json_pack("{s:s, s:I}", "endpoint", text, "slot", (json_int_t)e.slot));
 		else
-			printf("\n%-46s %-5s %s\n", "PEER ENDPOINT", "SLOT", "GATEWAY");
-		first = true;
-		for (int guard = 0; guard < RS_ENDPOINTS_MAX && bpf_map_get_next_key(m->endpoints, have ? &key : NULL, &next) == 0;
-		     guard++) {
-			struct rs_endpoint_slot e = { RS_SLOT_NONE };
-			char text[80];
-
-			key = next;
-			have = true;
-			if (bpf_map_lookup_elem(m->endpoints, &key, &e) < 0)
-				continue;
-			format_endpoint(&key, text, sizeof(text));
-			if (json) {
-				fputs(first ? "{" : ", {", stdout);
-				ctl_json_key_string(stdout, true, "endpoint", text);
-				ctl_json_key_uint(stdout, false, "slot", e.slot);
-				fputs("}", stdout);
-			} else {
-				printf("%-46s %-5u %s\n", text, e.slot, safe_id(slot_gateway(s, e.slot)));
-			}
-			first = false;
-		}
+			printf("%-46s %-5u %s\n", text, e.slot, safe_id(slot_gateway(s, e.slot)));
 	}
+}
 
-	/* counters */
+static void print_lookups(const struct maps *m, uint32_t none_buckets, json_t *doc)
+{
+	static const char *const names[RS_STAT_COUNT] = { "lookups", "pinned", "table", "miss", "assign_error",
+							  "none", "pin_stale" };
+	uint64_t stats[RS_STAT_COUNT];
+	json_t *o;
+
+	(void)rs_map_percpu_sum(m->stats, RS_STAT_COUNT, stats); /* zeros when unreadable */
+	if (doc) {
+		o = counters_json(names, stats, RS_STAT_COUNT);
+		if (o)
+			json_object_set_new(o, "table_empty_buckets", json_integer(none_buckets));
+		json_object_set_new(doc, "lookups", o);
+		return;
+	}
+	printf("\nlookups");
+	for (int i = 0; i < RS_STAT_COUNT; i++)
+		printf("  %s %" PRIu64, names[i], stats[i]);
+	printf("\n");
+}
+
+/* Every section in order, as text or (json) as one document. */
+static int print_all(const char *dir, const struct maps *m, bool json)
+{
+	struct slot_facts *s = calloc(RS_SLOTS_MAX, sizeof(*s));
+	json_t *doc = NULL, *links = NULL;
+	uint32_t none_buckets = 0;
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	err = read_slots(m, s, &none_buckets);
+	if (err)
+		goto cleanup;
 	if (json) {
-		fputs("], \"lookups\": {", stdout);
-		for (int i = 0; i < RS_STAT_COUNT; i++)
-			ctl_json_key_uint(stdout, i == 0, stat_names[i], stats[i]);
-		ctl_json_key_uint(stdout, false, "table_empty_buckets", none_buckets);
-		fputs("}", stdout);
+		links = json_object();
+		doc = json_pack("{s:o, s:o}", "pin_dir", ctl_json_text(dir), "links", links);
+		if (!doc) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
 	} else {
-		printf("\nlookups");
-		for (int i = 0; i < RS_STAT_COUNT; i++)
-			printf("  %s %" PRIu64, stat_names[i], stats[i]);
-		printf("\n");
+		printf("pin dir       %s\n", dir);
 	}
-	err = print_connect(m, json);
-	if (json)
-		fputs("}\n", stdout);
+	print_link(dir, "link_steer", links);
+	print_link(dir, "link_sockops", links);
+	print_services(m, doc);
+	print_slots(s, none_buckets, doc);
+	print_pins(m, s, doc);
+	print_endpoints(m, s, doc);
+	print_lookups(m, none_buckets, doc);
+	err = print_connect(m, doc);
+	if (!err && doc) {
+		err = ctl_json_print(stdout, doc);
+		doc = NULL; /* printed and released */
+	}
 cleanup:
+	json_decref(doc);
 	free(s);
 	return err;
 }

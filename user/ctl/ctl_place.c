@@ -131,12 +131,9 @@ static int parse_args(int argc, char **argv, struct place_args *a)
 static void print_decision(const struct place_args *a, const char *gateway, const struct rs_decision *d)
 {
 	if (a->json) {
-		fputs("{", stdout);
-		ctl_json_key_string(stdout, true, "member", a->member);
-		ctl_json_key_string(stdout, false, "gateway", gateway);
-		ctl_json_key_string(stdout, false, "reason", rs_reason_name(d->reason));
-		ctl_json_key_uint(stdout, false, "cap", d->cap);
-		fputs("}\n", stdout);
+		(void)ctl_json_print(stdout, json_pack("{s:o, s:o, s:s, s:I}", "member", ctl_json_text(a->member), "gateway",
+						       ctl_json_text(gateway), "reason", rs_reason_name(d->reason), "cap",
+						       (json_int_t)d->cap));
 	} else if (a->explain) {
 		printf("%s %s cap=%u\n", gateway, rs_reason_name(d->reason), d->cap);
 	} else {

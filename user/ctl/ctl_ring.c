@@ -8,6 +8,7 @@
  *                                           gateway's share of the circle */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,10 +143,8 @@ static int print_verb(const struct ring_args *a, const struct rs_ring *ring)
 		if (got < 0)
 			return got;
 		if (a->json) {
-			fputs("{", stdout);
-			ctl_json_key_string(stdout, true, "member", a->member);
-			ctl_json_key_string(stdout, false, "owner", rs_ring_gateway_id(ring, (size_t)got));
-			fputs("}\n", stdout);
+			(void)ctl_json_print(stdout, json_pack("{s:o, s:o}", "member", ctl_json_text(a->member), "owner",
+							       ctl_json_text(rs_ring_gateway_id(ring, (size_t)got))));
 		} else {
 			puts(rs_ring_gateway_id(ring, (size_t)got));
 		}
@@ -160,21 +159,23 @@ static int print_verb(const struct ring_args *a, const struct rs_ring *ring)
 		return got;
 	}
 	if (a->json) {
-		fputs("{", stdout);
-		ctl_json_key_string(stdout, true, "member", a->member);
-		fputs(", \"walk\": [", stdout);
-		for (int i = 0; i < got; i++) {
-			if (i)
-				fputs(", ", stdout);
-			ctl_json_string(stdout, rs_ring_gateway_id(ring, order[i]));
-		}
-		fputs("]}\n", stdout);
+		json_t *walk = json_array();
+
+		for (int i = 0; walk && i < got; i++)
+			json_array_append_new(walk, ctl_json_text(rs_ring_gateway_id(ring, order[i])));
+		(void)ctl_json_print(stdout, json_pack("{s:o, s:o}", "member", ctl_json_text(a->member), "walk", walk));
 	} else {
 		for (int i = 0; i < got; i++)
 			puts(rs_ring_gateway_id(ring, order[i]));
 	}
 	free(order);
 	return 0;
+}
+
+/* x rounded to 6 decimals, as the shares are shown. */
+static double micro(double x)
+{
+	return round(x * 1e6) / 1e6;
 }
 
 /* Prints each live gateway's share; rows[i] is ring gateway i (both sorted
@@ -197,16 +198,16 @@ static int print_shares(const struct ring_args *a, const struct rs_ring *ring, c
 			w_id = (int)strlen(id);
 	}
 	if (a->json) {
-		fputs("{\"gateways\": [", stdout);
-		for (size_t g = 0; g < n; g++) {
-			fputs(g ? ", {" : "{", stdout);
-			ctl_json_key_string(stdout, true, "id", rows[g].id);
-			ctl_json_key_string(stdout, false, "state",
-					    rows[g].state == RS_GATEWAY_DRAINING ? "draining" : "serving");
-			ctl_json_key_uint(stdout, false, "points", shares[g].points);
-			printf(", \"share_percent\": %.6f}", shares[g].fraction * 100);
-		}
-		printf("], \"count\": %zu, \"ideal_percent\": %.6f, \"total_percent\": %.6f}\n", n, ideal, total);
+		json_t *gateways = json_array();
+
+		for (size_t g = 0; gateways && g < n; g++)
+			json_array_append_new(gateways,
+					      json_pack("{s:o, s:s, s:I, s:f}", "id", ctl_json_text(rows[g].id), "state",
+							rows[g].state == RS_GATEWAY_DRAINING ? "draining" : "serving", "points",
+							(json_int_t)shares[g].points, "share_percent",
+							micro(shares[g].fraction * 100)));
+		(void)ctl_json_print(stdout, json_pack("{s:o, s:I, s:f, s:f}", "gateways", gateways, "count", (json_int_t)n,
+						       "ideal_percent", micro(ideal), "total_percent", micro(total)));
 	} else {
 		printf("%-*s  %-8s  %6s  %7s\n", w_id, "ID", "STATE", "POINTS", "SHARE");
 		for (size_t g = 0; g < n; g++) {

@@ -71,13 +71,9 @@ static int now_seconds(uint64_t *now)
 
 static void print_verdict_json(const char *member, const char *reason, uint64_t expiry, uint64_t now)
 {
-	fputs("{", stdout);
-	ctl_json_key_string(stdout, true, "member", member);
-	ctl_json_key_bool(stdout, false, "valid", strcmp(reason, "ok") == 0);
-	ctl_json_key_string(stdout, false, "reason", reason);
-	ctl_json_key_uint(stdout, false, "expires", expiry);
-	ctl_json_key_uint(stdout, false, "now", now);
-	fputs("}\n", stdout);
+	(void)ctl_json_print(stdout, json_pack("{s:o, s:b, s:s, s:I, s:I}", "member", ctl_json_text(member), "valid",
+					       strcmp(reason, "ok") == 0, "reason", reason, "expires", (json_int_t)expiry,
+					       "now", (json_int_t)now));
 }
 
 /* Prints the verdict on token; returns the exit status (0 valid, 1 not). */
@@ -198,11 +194,8 @@ int ctl_token(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	if (json) {
-		fputs("{", stdout);
-		ctl_json_key_string(stdout, true, "member", member);
-		ctl_json_key_uint(stdout, false, "expires", now + ttl);
-		ctl_json_key_string(stdout, false, "token", token);
-		fputs("}\n", stdout);
+		(void)ctl_json_print(stdout, json_pack("{s:o, s:I, s:o}", "member", ctl_json_text(member), "expires",
+						       (json_int_t)(now + ttl), "token", ctl_json_text(token)));
 	} else {
 		puts(token);
 	}
