@@ -566,6 +566,14 @@ cleanup:
 	return err;
 }
 
+/* --pin-dir DIR. */
+static int on_pin_dir(void *ctx, int val, const char *arg)
+{
+	(void)val;
+	*(const char **)ctx = arg;
+	return -1;
+}
+
 int ctl_maps(int argc, char **argv)
 {
 	struct maps m = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
@@ -583,23 +591,30 @@ int ctl_maps(int argc, char **argv)
 		{ BPF_MAP_TYPE_HASH, sizeof(struct rs_client_key), sizeof(struct rs_client) },
 		{ BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct rs_target) },
 	};
+	static const struct option own[] = {
+		{ "pin-dir", required_argument, NULL, 'p' },
+		{ 0 },
+	};
 	const char *pin_dir = NULL;
+	const struct ctl_cmd_opts cmd = { .name = "maps",
+					  .usage = maps_usage,
+					  .shared = CTL_OPT_JSON,
+					  .own = own,
+					  .own_short = "",
+					  .on_own = on_pin_dir,
+					  .ctx = &pin_dir };
+	struct ctl_opts o;
 	char dir[4096];
-	bool json = false;
-	int err, rc = 1;
+	bool json;
+	int err, rc;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0) {
-			json = true;
-		} else if (strcmp(argv[i], "--pin-dir") == 0 && i + 1 < argc) {
-			pin_dir = argv[++i];
-		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			fputs(maps_usage, stdout);
-			return 0;
-		} else {
-			return ctl_usage_error("maps", "unexpected argument '%s' (try --help)", argv[i]);
-		}
-	}
+	rc = ctl_parse_opts(&cmd, argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	if (optind != argc)
+		return ctl_usage_error("maps", "unexpected argument '%s' (try --help)", argv[optind]);
+	json = o.json;
+	rc = 1;
 	if (pin_dir) {
 		snprintf(dir, sizeof(dir), "%s", pin_dir);
 	} else {
