@@ -3,9 +3,7 @@
  * force, the Service addresses, the slots with their gateways and
  * connection counts, the pins, the bucket table's share per slot, the peer
  * endpoints, and the steering counters (per-CPU values summed); then
- * connect-time steering's counters, registered callers (rs_clients) and
- * target gateways (rs_targets), which an agent without it (older, or
- * --no-connect) does not pin: those are shown as absent, not an error.
+ * connect-time steering's maps (ctl_maps_connect.c).
  * Read-only: it opens the pins, never writes.  Nothing read from a map is
  * trusted: ids are cut at their size and printed only when well-formed,
  * slots are range-checked.  Exit status: 0, 1 when there is no agent state
@@ -20,12 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ctl.h"
 #include "ctl_args.h"
 #include "ctl_json.h"
+#include "ctl_maps.h"
 #include "maps/map_read.h"
 #include "ringsteer/proto.h"
 #include "ringsteer_maps.h"
@@ -60,11 +58,6 @@ static const char maps_usage[] =
 	"    0 success, 1 no agent state here (or a map cannot be read), 2 bad\n"
 	"    arguments.\n";
 
-struct maps {
-	int services, sockets, pins, table, stats, slots, conns, endpoints;
-	int conn_stats, clients, targets; /* connect-time steering; < 0: not pinned */
-};
-
 /* The kernel copies a map's whole value_size into the caller's buffer: a
  * pin of another layout (an agent of another version) must be refused
  * before it is read, not overrun our structs.  Returns 0, -EPROTO or -errno. */
@@ -86,7 +79,7 @@ static void format_addr(uint32_t family, const uint32_t addr[4], char *out, size
 		snprintf(out, cap, "?");
 }
 
-static void format_endpoint(const struct rs_endpoint_key *k, char *out, size_t cap)
+void ctl_maps_format_endpoint(const struct rs_endpoint_key *k, char *out, size_t cap)
 {
 	char a[INET6_ADDRSTRLEN];
 
@@ -135,7 +128,7 @@ struct slot_facts {
  * table; none_buckets: the buckets that name no slot (all of them when no
  * table is swapped in yet).  A slot's row that cannot be read is an error;
  * counts that cannot be read are 0. */
-static int read_slots(const struct maps *m, struct slot_facts *s, uint32_t *none_buckets)
+static int read_slots(const struct ctl_maps *m, struct slot_facts *s, uint32_t *none_buckets)
 {
 	uint32_t *buckets = calloc(RS_TABLE_SIZE, sizeof(*buckets));
 	int err = 0;
@@ -177,84 +170,12 @@ static const char *slot_gateway(const struct slot_facts *s, uint32_t slot)
 	return s[slot].row.gateway;
 }
 
-/* Printable id or "?" (a map is not trusted to hold text). */
-static const char *safe_id(const char *id)
+const char *ctl_maps_safe_id(const char *id)
 {
 	return id[0] == '\0' || rs_proto_member_id_ok(id) ? id : "?";
 }
 
-/* ---- connect-time steering ------------------------------------------------ */
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts); /* the clock of bpf_ktime_get_ns and rs_client.expires_ns */
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static const char *family_name(uint32_t family)
-{
-	return family == AF_INET ? "ipv4" : family == AF_INET6 ? "ipv6" : "-";
-}
-
-static const char *client_kind_name(uint32_t kind)
-{
-	return kind == RS_CLIENT_NETNS ? "netns" : kind == RS_CLIENT_CGROUP ? "cgroup" : "?";
-}
-
-/* A target slot the datapath may look at: named by a gateway, or ready. */
-static bool target_used(const struct rs_target *t)
-{
-	return t->gateway[0] != '\0' || t->ready;
-}
-
-/* The target's endpoint as ADDR:PORT, or "-" when it has none (a slot not
- * ready carries no address). */
-static void format_target(const struct rs_target *t, char *out, size_t cap)
-{
-	struct rs_endpoint_key k = { .family = t->family, .port = t->port };
-
-	if (t->family != AF_INET && t->family != AF_INET6) {
-		snprintf(out, cap, "-");
-		return;
-	}
-	memcpy(k.addr, t->addr, sizeof(k.addr));
-	format_endpoint(&k, out, cap);
-}
-
-/* Every slot of rs_targets into t[RS_TARGETS_MAX], ids cut at their size;
- * a slot that cannot be read is left zeroed (unused). */
-static void read_targets(int fd, struct rs_target *t)
-{
-	for (uint32_t i = 0; i < RS_TARGETS_MAX; i++) {
-		if (bpf_map_lookup_elem(fd, &i, &t[i]) < 0)
-			memset(&t[i], 0, sizeof(t[i]));
-		t[i].gateway[RS_GATEWAY_ID_SIZE - 1] = '\0';
-	}
-}
-
-/* The gateway a client entry sends to: its slot's, if the slot still has
- * the entry's generation (else the kernel ignores the entry). */
-static const char *client_gateway(const struct rs_target *t, const struct rs_client *c)
-{
-	if (!t || c->slot >= RS_TARGETS_MAX || t[c->slot].gen != c->gen)
-		return "";
-	return t[c->slot].gateway;
-}
-
-/* key null in doc, or a line of text (gap: a blank line first, as before
- * a table). */
-static void print_absent(json_t *doc, const char *key, const char *map, bool gap)
-{
-	if (doc)
-		json_object_set_new(doc, key, json_null());
-	else
-		printf("%s%s: absent (no %s pin)\n", gap ? "\n" : "", key, map);
-}
-
-/* names[i]: counters[i] for i < n, as a JSON object. */
-static json_t *counters_json(const char *const *names, const uint64_t *counters, int n)
+json_t *ctl_maps_counters(const char *const *names, const uint64_t *counters, int n)
 {
 	json_t *o = json_object();
 
@@ -263,134 +184,9 @@ static json_t *counters_json(const char *const *names, const uint64_t *counters,
 	return o;
 }
 
-static void print_conn_stats(const struct maps *m, json_t *doc)
-{
-	static const char *const names[RS_CSTAT_COUNT] = { "lookups", "steered_netns", "steered_cgroup", "miss",
-							   "expired", "target_down", "peername" };
-	uint64_t st[RS_CSTAT_COUNT];
-
-	if (m->conn_stats < 0) {
-		print_absent(doc, "connects", "rs_conn_stats", false);
-		return;
-	}
-	(void)rs_map_percpu_sum(m->conn_stats, RS_CSTAT_COUNT, st); /* zeros when unreadable */
-	if (doc) {
-		json_object_set_new(doc, "connects", counters_json(names, st, RS_CSTAT_COUNT));
-	} else {
-		printf("connects");
-		for (int i = 0; i < RS_CSTAT_COUNT; i++)
-			printf("  %s %" PRIu64, names[i], st[i]);
-		printf("\n");
-	}
-}
-
-static void print_clients(const struct maps *m, json_t *doc, const struct rs_target *targets)
-{
-	struct rs_client_key key, next;
-	uint64_t now = mono_ns();
-	bool have = false;
-	json_t *list = NULL;
-
-	if (m->clients < 0) {
-		print_absent(doc, "clients", "rs_clients", true);
-		return;
-	}
-	if (doc)
-		json_object_set_new(doc, "clients", list = json_array());
-	else
-		printf("\n%-28s %-6s %-6s %-32s %s\n", "CLIENT (KIND:ID)", "SLOT", "GEN", "GATEWAY", "EXPIRES");
-	for (long guard = 0; guard < RS_CLIENTS_MAX && bpf_map_get_next_key(m->clients, have ? &key : NULL, &next) == 0;
-	     guard++) {
-		struct rs_client c;
-		bool expired;
-		uint64_t left_ms;
-
-		key = next;
-		have = true;
-		if (bpf_map_lookup_elem(m->clients, &key, &c) < 0)
-			continue; /* deleted since: the registration ended */
-		expired = c.expires_ns < now; /* as the kernel compares */
-		left_ms = expired ? 0 : (c.expires_ns - now) / 1000000u;
-		if (doc) {
-			json_array_append_new(list, json_pack("{s:s, s:I, s:I, s:I, s:s, s:b, s:I}", "kind",
-							      client_kind_name(key.kind), "id", (json_int_t)key.id, "slot",
-							      (json_int_t)c.slot, "gen", (json_int_t)c.gen, "gateway",
-							      safe_id(client_gateway(targets, &c)), "expired", expired,
-							      "expires_in_ms", (json_int_t)left_ms));
-		} else {
-			const char *gw = safe_id(client_gateway(targets, &c));
-			char who[40], expires[32];
-
-			snprintf(who, sizeof(who), "%s:%" PRIu64, client_kind_name(key.kind), (uint64_t)key.id);
-			if (expired)
-				snprintf(expires, sizeof(expires), "expired");
-			else
-				snprintf(expires, sizeof(expires), "in %" PRIu64 " ms", left_ms);
-			printf("%-28s %-6u %-6u %-32.32s %s\n", who, c.slot, c.gen, gw[0] ? gw : "-", expires);
-		}
-	}
-}
-
-static void print_targets(json_t *doc, const struct rs_target *targets)
-{
-	json_t *list = NULL;
-
-	if (!targets) {
-		print_absent(doc, "targets", "rs_targets", true);
-		return;
-	}
-	if (doc)
-		json_object_set_new(doc, "targets", list = json_array());
-	else
-		printf("\n%-6s %-32s %-6s %-46s %-6s %s\n", "TARGET", "GATEWAY", "FAMILY", "ENDPOINT", "GEN", "READY");
-	for (uint32_t i = 0; i < RS_TARGETS_MAX; i++) {
-		const struct rs_target *t = &targets[i];
-		char endpoint[80];
-
-		if (!target_used(t))
-			continue;
-		format_target(t, endpoint, sizeof(endpoint));
-		if (doc) {
-			json_array_append_new(list, json_pack("{s:I, s:s, s:s, s:s, s:I, s:b}", "slot", (json_int_t)i,
-							      "gateway", safe_id(t->gateway), "family",
-							      family_name(t->family), "endpoint", endpoint, "gen",
-							      (json_int_t)t->gen, "ready", t->ready != 0));
-		} else {
-			printf("%-6u %-32.32s %-6s %-46s %-6u %s\n", i, t->gateway[0] ? safe_id(t->gateway) : "-",
-			       family_name(t->family), endpoint, t->gen, t->ready ? "yes" : "no");
-		}
-	}
-}
-
-/* The connect-time section: each map printed, or shown absent when the
- * agent did not pin it. */
-static int print_connect(const struct maps *m, json_t *doc)
-{
-	struct rs_target *targets = NULL;
-
-	if (m->targets >= 0) {
-		targets = calloc(RS_TARGETS_MAX, sizeof(*targets));
-		if (!targets)
-			return -ENOMEM;
-		read_targets(m->targets, targets);
-	}
-	if (!doc && m->conn_stats < 0 && m->clients < 0 && m->targets < 0) {
-		printf("\nconnect-time steering: absent (no rs_conn_stats, rs_clients, rs_targets pins: an agent "
-		       "without it, or run with --no-connect)\n");
-		return 0;
-	}
-	if (!doc)
-		printf("\nconnect-time steering\n");
-	print_conn_stats(m, doc);
-	print_clients(m, doc, targets);
-	print_targets(doc, targets);
-	free(targets);
-	return 0;
-}
-
 /* ---- the steering maps ---------------------------------------------------- */
 
-static void print_services(const struct maps *m, json_t *doc)
+static void print_services(const struct ctl_maps *m, json_t *doc)
 {
 	struct rs_endpoint_key key, next;
 	bool have = false;
@@ -408,7 +204,7 @@ static void print_services(const struct maps *m, json_t *doc)
 		key = next;
 		have = true;
 		bpf_map_lookup_elem(m->services, &key, &v);
-		format_endpoint(&key, text, sizeof(text));
+		ctl_maps_format_endpoint(&key, text, sizeof(text));
 		if (doc)
 			json_array_append_new(list, json_pack("{s:s, s:I}", "endpoint", text, "index", (json_int_t)v.index));
 		else
@@ -434,21 +230,21 @@ static void print_slots(const struct slot_facts *s, uint32_t none_buckets, json_
 		if (doc)
 			json_array_append_new(
 				list, json_pack("{s:I, s:s, s:b, s:I, s:b, s:I, s:I, s:I, s:I, s:I}", "slot", (json_int_t)i,
-						"gateway", safe_id(f->row.gateway), "registered",
+						"gateway", ctl_maps_safe_id(f->row.gateway), "registered",
 						f->row.state == RS_SLOT_REGISTERED, "gen", (json_int_t)f->row.gen, "socket",
 						f->socket, "cookie", (json_int_t)f->row.cookie, "buckets",
 						(json_int_t)f->buckets, "established", (json_int_t)f->established, "closed",
 						(json_int_t)f->closed, "open", (json_int_t)open));
 		else
 			printf("%-5u %-32.32s %-6u %-7s %-8u %-11" PRIu64 " %-8" PRIu64 " %" PRIu64 "\n", i,
-			       f->row.state == RS_SLOT_REGISTERED ? safe_id(f->row.gateway) : "(free)", f->row.gen,
+			       f->row.state == RS_SLOT_REGISTERED ? ctl_maps_safe_id(f->row.gateway) : "(free)", f->row.gen,
 			       f->socket ? "yes" : "no", f->buckets, f->established, f->closed, open);
 	}
 	if (!doc)
 		printf("table: %u of %u buckets name no slot\n", none_buckets, RS_TABLE_SIZE);
 }
 
-static void print_pins(const struct maps *m, const struct slot_facts *s, json_t *doc)
+static void print_pins(const struct ctl_maps *m, const struct slot_facts *s, json_t *doc)
 {
 	struct rs_source_key key, next;
 	bool have = false;
@@ -470,14 +266,14 @@ static void print_pins(const struct maps *m, const struct slot_facts *s, json_t 
 		format_addr(key.family, key.addr, text, sizeof(text));
 		if (doc)
 			json_array_append_new(list, json_pack("{s:s, s:I, s:s, s:I}", "source", text, "slot",
-							      (json_int_t)p.slot, "gateway", safe_id(slot_gateway(s, p.slot)),
+							      (json_int_t)p.slot, "gateway", ctl_maps_safe_id(slot_gateway(s, p.slot)),
 							      "bucket", (json_int_t)(rs_source_hash(&key) & RS_TABLE_MASK)));
 		else
-			printf("%-40s %-5u %s\n", text, p.slot, safe_id(slot_gateway(s, p.slot)));
+			printf("%-40s %-5u %s\n", text, p.slot, ctl_maps_safe_id(slot_gateway(s, p.slot)));
 	}
 }
 
-static void print_endpoints(const struct maps *m, const struct slot_facts *s, json_t *doc)
+static void print_endpoints(const struct ctl_maps *m, const struct slot_facts *s, json_t *doc)
 {
 	struct rs_endpoint_key key, next;
 	bool have = false;
@@ -496,15 +292,15 @@ static void print_endpoints(const struct maps *m, const struct slot_facts *s, js
 		have = true;
 		if (bpf_map_lookup_elem(m->endpoints, &key, &e) < 0)
 			continue;
-		format_endpoint(&key, text, sizeof(text));
+		ctl_maps_format_endpoint(&key, text, sizeof(text));
 		if (doc)
 			json_array_append_new(list, json_pack("{s:s, s:I}", "endpoint", text, "slot", (json_int_t)e.slot));
 		else
-			printf("%-46s %-5u %s\n", text, e.slot, safe_id(slot_gateway(s, e.slot)));
+			printf("%-46s %-5u %s\n", text, e.slot, ctl_maps_safe_id(slot_gateway(s, e.slot)));
 	}
 }
 
-static void print_lookups(const struct maps *m, uint32_t none_buckets, json_t *doc)
+static void print_lookups(const struct ctl_maps *m, uint32_t none_buckets, json_t *doc)
 {
 	static const char *const names[RS_STAT_COUNT] = { "lookups", "pinned", "table", "miss", "assign_error",
 							  "none", "pin_stale" };
@@ -513,7 +309,7 @@ static void print_lookups(const struct maps *m, uint32_t none_buckets, json_t *d
 
 	(void)rs_map_percpu_sum(m->stats, RS_STAT_COUNT, stats); /* zeros when unreadable */
 	if (doc) {
-		o = counters_json(names, stats, RS_STAT_COUNT);
+		o = ctl_maps_counters(names, stats, RS_STAT_COUNT);
 		if (o)
 			json_object_set_new(o, "table_empty_buckets", json_integer(none_buckets));
 		json_object_set_new(doc, "lookups", o);
@@ -526,7 +322,7 @@ static void print_lookups(const struct maps *m, uint32_t none_buckets, json_t *d
 }
 
 /* Every section in order, as text or (json) as one document. */
-static int print_all(const char *dir, const struct maps *m, bool json)
+static int print_all(const char *dir, const struct ctl_maps *m, bool json)
 {
 	struct slot_facts *s = calloc(RS_SLOTS_MAX, sizeof(*s));
 	json_t *doc = NULL, *links = NULL;
@@ -555,7 +351,7 @@ static int print_all(const char *dir, const struct maps *m, bool json)
 	print_pins(m, s, doc);
 	print_endpoints(m, s, doc);
 	print_lookups(m, none_buckets, doc);
-	err = print_connect(m, doc);
+	err = ctl_maps_print_connect(m, doc);
 	if (!err && doc) {
 		err = ctl_json_print(stdout, doc);
 		doc = NULL; /* printed and released */
@@ -576,7 +372,7 @@ static int on_pin_dir(void *ctx, int val, const char *arg)
 
 int ctl_maps(int argc, char **argv)
 {
-	struct maps m = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+	struct ctl_maps m = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
 	int *const fds[] = { &m.services, &m.sockets, &m.pins, &m.table, &m.stats, &m.slots, &m.conns, &m.endpoints };
 	static const char *const names[] = { "rs_services", "rs_sockets", "rs_pins",  "rs_table",
 					     "rs_stats",    "rs_slots",   "rs_conns", "rs_endpoints" };
