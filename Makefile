@@ -167,7 +167,7 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 # Agent and kernel-test objects see the skeletons and the map header.
 $(AGENT_OBJS): CFLAGS += -I$(BUILD)/bpf -Ibpf
 $(AGENT_OBJS): | $(BPF_SKELS)
-$(BUILD)/obj/user/ctl/ctl_maps.o $(BUILD)/obj/user/ctl/ctl_maps_connect.o $(MAPS_OBJS): CFLAGS += -Ibpf
+$(addprefix $(BUILD)/obj/user/ctl/,ctl_maps.o ctl_maps_connect.o ctl_maps_format.o) $(MAPS_OBJS): CFLAGS += -Ibpf
 $(BUILD)/ringsteerctl: LIBS += -lbpf -ljansson
 
 $(BUILD)/ringsteer-agent: $(AGENT_OBJS) $(BUILD)/libringsteer.a

@@ -8,7 +8,7 @@
  * trusted: ids are cut at their size and printed only when well-formed,
  * slots are range-checked.  Exit status: 0, 1 when there is no agent state
  * (or a map cannot be read), 2 bad arguments. */
-#include <arpa/inet.h>
+#include <arpa/inet.h> /* INET6_ADDRSTRLEN */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -25,7 +25,6 @@
 #include "ctl_json.h"
 #include "ctl_maps.h"
 #include "maps/map_read.h"
-#include "ringsteer/proto.h"
 #include "ringsteer_maps.h"
 
 #define PIN_ROOT "/sys/fs/bpf/ringsteer"
@@ -71,20 +70,6 @@ static int check_layout(int fd, uint32_t type, uint32_t key_size, uint32_t value
 	if (info.type != type || info.key_size != key_size || info.value_size != value_size)
 		return -EPROTO;
 	return 0;
-}
-
-static void format_addr(uint32_t family, const uint32_t addr[4], char *out, size_t cap)
-{
-	if (!inet_ntop(family == AF_INET6 ? AF_INET6 : AF_INET, addr, out, (socklen_t)cap))
-		snprintf(out, cap, "?");
-}
-
-void ctl_maps_format_endpoint(const struct rs_endpoint_key *k, char *out, size_t cap)
-{
-	char a[INET6_ADDRSTRLEN];
-
-	format_addr(k->family, k->addr, a, sizeof(a));
-	snprintf(out, cap, k->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, k->port);
 }
 
 /* ---- the link facts ------------------------------------------------------ */
@@ -170,20 +155,6 @@ static const char *slot_gateway(const struct slot_facts *s, uint32_t slot)
 	return s[slot].row.gateway;
 }
 
-const char *ctl_maps_safe_id(const char *id)
-{
-	return id[0] == '\0' || rs_proto_member_id_ok(id) ? id : "?";
-}
-
-json_t *ctl_maps_counters(const char *const *names, const uint64_t *counters, int n)
-{
-	json_t *o = json_object();
-
-	for (int i = 0; o && i < n; i++)
-		json_object_set_new(o, names[i], json_integer((json_int_t)counters[i]));
-	return o;
-}
-
 /* ---- the steering maps ---------------------------------------------------- */
 
 static void print_services(const struct ctl_maps *m, json_t *doc)
@@ -263,7 +234,7 @@ static void print_pins(const struct ctl_maps *m, const struct slot_facts *s, jso
 		have = true;
 		if (bpf_map_lookup_elem(m->pins, &key, &p) < 0)
 			continue;
-		format_addr(key.family, key.addr, text, sizeof(text));
+		ctl_maps_format_addr(key.family, key.addr, text, sizeof(text));
 		if (doc)
 			json_array_append_new(list, json_pack("{s:s, s:I, s:s, s:I}", "source", text, "slot",
 							      (json_int_t)p.slot, "gateway", ctl_maps_safe_id(slot_gateway(s, p.slot)),

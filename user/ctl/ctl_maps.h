@@ -1,7 +1,7 @@
 /* ctl_maps.h - what `ringsteerctl maps` shares between its steering
  * section (ctl_maps.c, the command) and its connect-time section
- * (ctl_maps_connect.c): the pinned maps' fds and the helpers both print
- * with. */
+ * (ctl_maps_connect.c): the pinned maps' fds, and how both show what they
+ * read (ctl_maps_format.c). */
 #ifndef RS_CTL_MAPS_H
 #define RS_CTL_MAPS_H
 
@@ -17,6 +17,10 @@ struct ctl_maps {
 	int services, sockets, pins, table, stats, slots, conns, endpoints;
 	int conn_stats, clients, targets; /* connect-time steering; < 0: not pinned */
 };
+
+/* An address of family (AF_INET6, else AF_INET) as text into out[cap];
+ * "?" when it cannot be shown. */
+void ctl_maps_format_addr(uint32_t family, const uint32_t addr[4], char *out, size_t cap);
 
 /* k as ADDR:PORT ([ADDR]:PORT for IPv6) into out[cap]. */
 void ctl_maps_format_endpoint(const struct rs_endpoint_key *k, char *out, size_t cap);
