@@ -19,15 +19,12 @@
  * ringsteer_maps.h); the program always allows the connect (returns 1): a
  * miss of any kind leaves the destination untouched, so kube-proxy and the
  * gateway's in-protocol placement decide, exactly as without an agent. */
-#include "vmlinux.h"
+#include "kernel_uapi.h"
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
 #include "ringsteer_maps.h"
 
-#define AF_INET 2
-#define AF_INET6 10
-#define SOCK_STREAM 1
 #define ALLOW 1
 
 char LICENSE[] SEC("license") = "GPL";

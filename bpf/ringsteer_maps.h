@@ -1,7 +1,7 @@
 /* ringsteer_maps.h - the one description of the kernel side's maps: their
  * keys, values and sizes, and the constants beside them (Katran's
  * balancer_maps.h + balancer_consts.h in one file).  Included by the BPF
- * programs (after vmlinux.h) and by user code (agent, ringsteerctl, tests),
+ * programs (after kernel_uapi.h) and by user code (agent, ringsteerctl, tests),
  * so both sides agree on every byte.
  *
  * Guarantees: every key and value is made of __u32/__u64 fields only, with no

@@ -18,13 +18,10 @@
  * no longer matches rs_slots (the slot went to another gateway, whose counters
  * the agent reset) counts nothing.  Always returns 1 (never affects the
  * connection). */
-#include "vmlinux.h"
+#include "kernel_uapi.h"
 #include <bpf/bpf_helpers.h>
 
 #include "ringsteer_maps.h"
-
-#define AF_INET 2
-#define AF_INET6 10
 
 char LICENSE[] SEC("license") = "GPL";
 

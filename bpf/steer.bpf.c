@@ -16,14 +16,10 @@
  * two sockmap lookups and one bpf_sk_assign per run); every value read from
  * a map is bounds-checked before use; every outcome is counted once in
  * rs_stats (see ringsteer_maps.h). */
-#include "vmlinux.h"
+#include "kernel_uapi.h"
 #include <bpf/bpf_helpers.h>
 
 #include "ringsteer_maps.h"
-
-#define AF_INET 2
-#define AF_INET6 10
-#define IPPROTO_TCP 6
 
 char LICENSE[] SEC("license") = "GPL"; /* bpf_sk_assign needs a GPL program */
 

@@ -39,6 +39,7 @@
 # mode.
 . "$(dirname "$0")/../cluster/lib.sh"
 . "$(dirname "$0")/../cluster/nodes.sh"
+. "$(dirname "$0")/../cluster/sigkill.sh"
 
 SUPS=6
 all=$(seq 1 $SUPS)
@@ -213,51 +214,16 @@ loads_are "2 2 2" 2 3 4 || fail "d: loads gw-2,3,4 = $(loads 2 3 4), want 2 2 2"
 echo "d: gw-1 -> gw-4 (node 1): $nv handoffs in $((t1 - t0)) ms, each accepted before its old link closed (by):$mbb; loads gw-2,3,4 = $(loads 2 3 4)"
 phase d
 
-# --- e. SIGKILL a gateway on node 2 -----------------------------------------
+# --- e. SIGKILL a gateway on node 2 (tests/cluster/sigkill.sh) ---------------
 live=(3 4)
-cap=$(((SUPS + ${#live[@]} - 1) / ${#live[@]}))
-before=$(current_map)
-counts=$(sup_attach_counts $all | LC_ALL=C sort)
-victims=$(echo "$before" | awk '$3 == "gw-2" { sub(/^sup-/, "", $1); print $1 }')
-nv=$(echo "$victims" | grep -c .)
-[ "$nv" -gt 0 ] || fail "e: gw-2 serves nobody"
-replaced() {
-	local m c
-	for m in $victims; do
-		c=$(sup_attach_count "$m")
-		[ "$c" -gt "$(echo "$counts" | awk -v s="sup-$m" '$1 == s { print $2 }')" ] || return 1
-	done
-	all_attached $all && [ "$(loads 2)" -eq 0 ]
-}
-t0=$(rs_now_ms)
-gw_kill 2
-deadline=$(awk -v t="$RS_TTL_MS" 'BEGIN { printf "%.1f", t / 1000 + 4 }')
-await "e: gw-2's $nv supervisors re-placed within ${deadline}s of the SIGKILL" "$deadline" replaced
-t1=$(rs_now_ms)
-last=$(for m in $victims; do grep -E 'event=attached( |$)' "$(sup_log "$m")" | tail -n 1; done |
-	log_ms | sort -n | tail -n 1 | cut -d' ' -f1)
+sigkill_gateway "e: " 2 "$all" "${live[*]}"
 vs=""
-for m in $victims; do
-	c0=$(echo "$counts" | awk -v s="sup-$m" '$1 == s { print $2 }')
-	awk -v c="$c0" '/ event=attached( |$)/ { n++ } n >= c' "$(sup_log "$m")" | grep -qE 'event=dialing via=service' ||
-		fail "e: sup-$m (on gw-2) never dialed the Service after the kill"
+for m in $SK_VICTIMS; do
 	g=$(where "$m")
 	[ "$(node_of_id "$g")" != 2 ] || fail "e: sup-$m re-placed on $g, on node 2"
 	vs+=" sup-$m(n$(node_of_sup "$m"))->$g(n$(node_of_id "$g")) via $(sup_last "$m" via)"
 done
-after=$(current_map)
-moved=$(LC_ALL=C join <(echo "$before") <(echo "$after") | awk '$2 != $5 || $3 != $6 { print $1 }')
-want=$(for m in $victims; do echo "sup-$m"; done | LC_ALL=C sort)
-[ "$moved" = "$want" ] || fail "e: moved: $(echo $moved); gw-2 served: $(echo $want)"
-within_cap() {
-	local l c
-	l=$(loads "${live[@]}")
-	for c in $l; do [ "$c" -le "$cap" ] || return 1; done
-	[ "$(echo "$l" | awk '{ s = 0; for (i = 1; i <= NF; i++) s += $i; print s }')" -eq $SUPS ] && all_attached $all
-}
-within_cap || fail "e: loads gw-3,4 = $(loads "${live[@]}"), cap $cap"
-hold "e: loads gw-3,4 <= $cap, $SUPS attached" 1.5 within_cap
-echo "e: SIGKILL gw-2 (node 2): $nv re-placed in $((last - t0)) ms (awaited $((t1 - t0)) ms, deadline ${deadline}s):$vs; loads gw-3,4 = $(loads "${live[@]}") (cap $cap)"
+echo "e: SIGKILL gw-2 (node 2): $SK_NV re-placed in $((SK_LAST - SK_T0)) ms (awaited $((SK_T1 - SK_T0)) ms, deadline ${SK_DEADLINE}s):$vs; loads gw-3,4 = $(loads "${live[@]}") (cap $SK_CAP)"
 phase e
 
 steer=""

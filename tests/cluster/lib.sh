@@ -34,7 +34,9 @@
 # Several nodes (namespaces on a bridge): source tests/cluster/nodes.sh after
 # this file; it redefines the topology hooks (gw_ns, sup_ns, gw_addr, ...).
 # Pods (a netns and a cgroup per gateway and supervisor, kube-proxy's Service
-# on each node): tests/cluster/pods.sh, the same way.
+# on each node): tests/cluster/pods.sh, the same way.  The SIGKILL scenario
+# (a gateway killed, its supervisors re-placed, nobody else moved):
+# tests/cluster/sigkill.sh, sourced after this file.
 #
 # Environment:
 #   RS_BUILD            directory of the binaries (default: build)

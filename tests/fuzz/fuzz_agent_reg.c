@@ -1,5 +1,5 @@
 /* fuzz_agent_reg.c - libFuzzer target for the agent registration records
- * (user/agent/registration_wire.c), every decoder (a gateway's request, a
+ * (user/registration/registration_wire.c), every decoder (a gateway's request, a
  * member's request, the reply) on the same bytes.
  *
  * Checks, for the request and the reply alike:

@@ -170,7 +170,7 @@ static int dial(const int *listeners, size_t n, const char *src, const char *dst
 
 static void stats(struct test *t, uint64_t out[RS_STAT_COUNT])
 {
-	if (agent_stats_read(t->m, out))
+	if (rs_map_percpu_sum(t->m->stats, RS_STAT_COUNT, out))
 		fail(t, __LINE__, "cannot read rs_stats");
 }
 
@@ -353,7 +353,7 @@ static void test_miss(struct test *t)
 	EXPECT(t, r == 0, "before the close: landed on %d", r);
 
 	close(gw[0]); /* the gateway stops */
-	EXPECT(t, agent_slot_socket(t->m, 0, NULL) == 0, "the kernel dropped the closed socket from rs_sockets");
+	EXPECT(t, rs_map_slot_socket(t->m->sockets, 0, NULL) == 0, "the kernel dropped the closed socket from rs_sockets");
 	r = connect_from("127.0.2.7", SERVICE4);
 	EXPECT(t, r == -ECONNREFUSED, "pinned to a closed socket: %d", r);
 	r = connect_from("127.0.2.8", SERVICE4);
@@ -397,7 +397,7 @@ static void test_stalepin(struct test *t)
 
 	close(gw[0]); /* gw-a stops; the pin still names its slot */
 	gw[0] = -1;
-	EXPECT(t, agent_slot_socket(t->m, 0, NULL) == 0, "the kernel dropped the closed socket from rs_sockets");
+	EXPECT(t, rs_map_slot_socket(t->m->sockets, 0, NULL) == 0, "the kernel dropped the closed socket from rs_sockets");
 	stats(t, before);
 	r = dial(&gw[1], 1, "127.0.2.7", SERVICE4, NULL);
 	EXPECT(t, r == 0, "stale pin: want gw-b's listener, got %d", r);
@@ -443,7 +443,7 @@ static bool await_counts(struct test *t, uint32_t slot, uint64_t est, uint64_t c
 	struct rs_conn_counts c = { 0 };
 
 	for (int i = 0; i < 200; i++) {
-		if (agent_slot_counts(t->m, slot, &c) == 0 && c.established == est && c.closed == closed)
+		if (rs_map_slot_counts(t->m->conns, slot, &c) == 0 && c.established == est && c.closed == closed)
 			return true;
 		usleep(10000);
 	}

@@ -1,6 +1,6 @@
 /* agent.h - the node agent's parts, shared by its files and by the kernel
  * tests: map keys from socket addresses (keys.c), the room-weighted bucket
- * table (table.c), gateway slots (slots.c), loading/attaching/pinning and
+ * table (table.c), gateway slots (slots.c; reading them: maps/map_read.h), loading/attaching/pinning and
  * adoption (loader.c, pin_dir.c), the store sync (sync.c), /metrics
  * (metrics.c).  Everything hangs off structs the caller owns; no globals.
  *
@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "maps/map_read.h" /* the reads: shared with ringsteerctl maps */
 #include "ringsteer_maps.h"
 
 /* File descriptors of every map, owned by whoever filled it (the loader's
@@ -64,18 +65,7 @@ void agent_table_build(const uint32_t weights[RS_SLOTS_MAX], uint32_t out[RS_TAB
  * new one, never a mix.  Returns 0 or -errno. */
 int agent_table_swap(const struct agent_maps *m, const uint32_t buckets[RS_TABLE_SIZE]);
 
-/* Reads the table in force into buckets[RS_TABLE_SIZE].  Returns 0,
- * -ENOENT (none swapped in yet), -errno. */
-int agent_table_read(const struct agent_maps *m, uint32_t buckets[RS_TABLE_SIZE]);
-
 /* ---- slots.c ----------------------------------------------------------- */
-
-/* Reads slot's row.  Returns 0, -ERANGE (slot out of range), -errno. */
-int agent_slot_read(const struct agent_maps *m, uint32_t slot, struct rs_slot *out);
-
-/* 1 when slot's socket is in rs_sockets (its cookie in *cookie if not
- * NULL), 0 when not (the gateway closed it), or -errno. */
-int agent_slot_socket(const struct agent_maps *m, uint32_t slot, uint64_t *cookie);
 
 /* The slot for gateway_id: the one it holds, else a free one, else one
  * whose socket is gone.  Returns the slot or -ENOSPC. */
@@ -98,21 +88,5 @@ int agent_slot_install(const struct agent_maps *m, uint32_t slot, const char *ga
 /* Frees slot: its socket out of rs_sockets, its row FREE (generation kept,
  * so its old connections are no longer counted).  Returns 0 or -errno. */
 int agent_slot_release(const struct agent_maps *m, uint32_t slot);
-
-/* Sum over CPUs of slot's counts.  Returns 0 or -errno. */
-int agent_slot_counts(const struct agent_maps *m, uint32_t slot, struct rs_conn_counts *out);
-
-/* Sum over CPUs of entries [0, n) of the per-CPU __u64 array fd (out[n]):
- * the programs count per CPU without atomics, so a total exists only at read
- * time.  Returns 0, or -EBADF (fd < 0: the map is not loaded) or -errno
- * with out all zeros. */
-int agent_percpu_sum(int fd, uint32_t n, uint64_t *out);
-
-/* Sum over CPUs of every steering counter (out[RS_STAT_COUNT]). */
-int agent_stats_read(const struct agent_maps *m, uint64_t out[RS_STAT_COUNT]);
-
-/* Entries in a hash map (bounded by max: the map's capacity).  Returns the
- * count or -errno. */
-long agent_map_count(int fd, size_t key_size, long max);
 
 #endif

@@ -33,7 +33,7 @@
 #include "agent_run.h"
 #include "ringsteer/logfmt.h"
 #include "ringsteer/mstime.h"
-#include "registration_socket.h"
+#include "registration/registration_socket.h"
 
 #define WHO "agent=members"
 #define DEADLINE_MS 2000

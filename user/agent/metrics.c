@@ -45,11 +45,11 @@ static void render_connections(const struct agent *a, struct evbuffer *b)
 		struct rs_slot s;
 		struct rs_conn_counts c;
 
-		if (agent_slot_read(m, i, &s) || s.state != RS_SLOT_REGISTERED || !rs_proto_member_id_ok(s.gateway))
+		if (rs_map_slot(m->slots, i, &s) || s.state != RS_SLOT_REGISTERED || !rs_proto_member_id_ok(s.gateway))
 			continue;
 		registered++;
-		sockets += agent_slot_socket(m, i, NULL) == 1;
-		if (agent_slot_counts(m, i, &c))
+		sockets += rs_map_slot_socket(m->sockets, i, NULL) == 1;
+		if (rs_map_slot_counts(m->conns, i, &c))
 			continue;
 		evbuffer_add_printf(b, "ringsteer_agent_connections{gateway=\"%s\"} %llu\n", s.gateway,
 				    (unsigned long long)(c.established >= c.closed ? c.established - c.closed : 0));
@@ -60,8 +60,8 @@ static void render_connections(const struct agent *a, struct evbuffer *b)
 		struct rs_slot s;
 		struct rs_conn_counts c;
 
-		if (agent_slot_read(m, i, &s) || s.state != RS_SLOT_REGISTERED || !rs_proto_member_id_ok(s.gateway) ||
-		    agent_slot_counts(m, i, &c))
+		if (rs_map_slot(m->slots, i, &s) || s.state != RS_SLOT_REGISTERED || !rs_proto_member_id_ok(s.gateway) ||
+		    rs_map_slot_counts(m->conns, i, &c))
 			continue;
 		evbuffer_add_printf(b, "ringsteer_agent_connections_accepted_total{gateway=\"%s\"} %llu\n", s.gateway,
 				    (unsigned long long)c.established);
@@ -70,16 +70,16 @@ static void render_connections(const struct agent *a, struct evbuffer *b)
 	evbuffer_add_printf(b, "ringsteer_agent_map_entries{map=\"rs_slots\"} %u\n", registered);
 	evbuffer_add_printf(b, "ringsteer_agent_map_entries{map=\"rs_sockets\"} %u\n", sockets);
 	evbuffer_add_printf(b, "ringsteer_agent_map_entries{map=\"rs_services\"} %ld\n",
-			    agent_map_count(m->services, sizeof(struct rs_endpoint_key), RS_SERVICES_MAX));
+			    rs_map_count(m->services, sizeof(struct rs_endpoint_key), RS_SERVICES_MAX));
 	evbuffer_add_printf(b, "ringsteer_agent_map_entries{map=\"rs_pins\"} %ld\n",
-			    agent_map_count(m->pins, sizeof(struct rs_source_key), RS_PINS_MAX));
+			    rs_map_count(m->pins, sizeof(struct rs_source_key), RS_PINS_MAX));
 	evbuffer_add_printf(b, "ringsteer_agent_map_entries{map=\"rs_endpoints\"} %ld\n",
-			    agent_map_count(m->endpoints, sizeof(struct rs_endpoint_key), RS_ENDPOINTS_MAX));
+			    rs_map_count(m->endpoints, sizeof(struct rs_endpoint_key), RS_ENDPOINTS_MAX));
 	/* Here, not with the other connect-time families: a family's samples
 	 * must be contiguous. */
 	if (connect_loaded(a)) {
 		evbuffer_add_printf(b, "ringsteer_agent_map_entries{map=\"rs_clients\"} %ld\n",
-				    agent_map_count(m->clients, sizeof(struct rs_client_key), RS_CLIENTS_MAX));
+				    rs_map_count(m->clients, sizeof(struct rs_client_key), RS_CLIENTS_MAX));
 		evbuffer_add_printf(b, "ringsteer_agent_map_entries{map=\"rs_targets\"} %u\n", targets_used(a));
 	}
 }
@@ -112,7 +112,7 @@ static void render_connect(const struct agent *a, struct evbuffer *b)
 		{ RS_CSTAT_MISS, "miss" }, { RS_CSTAT_EXPIRED, "expired" }, { RS_CSTAT_TARGET_DOWN, "target_down" },
 	};
 	uint64_t st[RS_CSTAT_COUNT];
-	bool have_stats = agent_percpu_sum(a->k.maps.conn_stats, RS_CSTAT_COUNT, st) == 0;
+	bool have_stats = rs_map_percpu_sum(a->k.maps.conn_stats, RS_CSTAT_COUNT, st) == 0;
 
 	rs_metrics_family(b, "ringsteer_agent_connect_lookups_total", "counter",
 			  "TCP connects to a Service address seen by connect-time steering (each counted once in "
@@ -184,7 +184,7 @@ static void render(const void *ctx, struct evbuffer *b)
 	struct rs_agent_reg_stats reg = { 0 };
 
 	render_connections(a, b);
-	have_stats = agent_stats_read(&a->k.maps, st) == 0;
+	have_stats = rs_map_percpu_sum(a->k.maps.stats, RS_STAT_COUNT, st) == 0;
 	rs_metrics_family(b, "ringsteer_agent_lookups_total", "counter",
 	       "sk_lookup runs on a Service address, by result (pinned, table: steered; miss: the bucket's slot has "
 	       "no socket; error: the kernel refused the socket; none: no slot).");

@@ -4,7 +4,8 @@
  * sockops can count its connections, rs_conns holds the counts.
  *
  * The kernel removes a socket from rs_sockets when it closes, so "the slot's
- * socket is gone" is read from the map, never remembered. */
+ * socket is gone" is read from the map, never remembered.  The reads are
+ * the shared reader's (user/maps/map_read.c); here, the writes. */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -14,29 +15,6 @@
 
 #include "agent.h"
 
-int agent_slot_read(const struct agent_maps *m, uint32_t slot, struct rs_slot *out)
-{
-	if (slot >= RS_SLOTS_MAX)
-		return -ERANGE;
-	if (bpf_map_lookup_elem(m->slots, &slot, out) < 0)
-		return -errno;
-	out->gateway[RS_GATEWAY_ID_SIZE - 1] = '\0'; /* never trust a map's string */
-	return 0;
-}
-
-int agent_slot_socket(const struct agent_maps *m, uint32_t slot, uint64_t *cookie)
-{
-	uint64_t c;
-
-	if (slot >= RS_SLOTS_MAX)
-		return -ERANGE;
-	if (bpf_map_lookup_elem(m->sockets, &slot, &c) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (cookie)
-		*cookie = c;
-	return 1;
-}
-
 int agent_slot_pick(const struct agent_maps *m, const char *gateway_id)
 {
 	int free_slot = -1, orphan = -1;
@@ -44,13 +22,13 @@ int agent_slot_pick(const struct agent_maps *m, const char *gateway_id)
 	for (uint32_t i = 0; i < RS_SLOTS_MAX; i++) {
 		struct rs_slot s;
 
-		if (agent_slot_read(m, i, &s))
+		if (rs_map_slot(m->slots, i, &s))
 			continue;
 		if (s.state == RS_SLOT_REGISTERED && strcmp(s.gateway, gateway_id) == 0)
 			return (int)i;
 		if (s.state != RS_SLOT_REGISTERED && free_slot < 0)
 			free_slot = (int)i;
-		else if (s.state == RS_SLOT_REGISTERED && orphan < 0 && agent_slot_socket(m, i, NULL) == 0)
+		else if (s.state == RS_SLOT_REGISTERED && orphan < 0 && rs_map_slot_socket(m->sockets, i, NULL) == 0)
 			orphan = (int)i;
 	}
 	if (free_slot >= 0)
@@ -86,7 +64,7 @@ int agent_slot_install(const struct agent_maps *m, uint32_t slot, const char *ga
 
 	if (id_len == 0 || id_len >= RS_GATEWAY_ID_SIZE)
 		return -EINVAL;
-	err = agent_slot_read(m, slot, &cur);
+	err = rs_map_slot(m->slots, slot, &cur);
 	if (err)
 		return err;
 	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &len) < 0)
@@ -105,7 +83,7 @@ int agent_slot_install(const struct agent_maps *m, uint32_t slot, const char *ga
 		err = zero_counts(m, slot);
 		if (err)
 			return err;
-	} else if (listener && cur.cookie == cookie && agent_slot_socket(m, slot, &in_map) == 1 && in_map == cookie) {
+	} else if (listener && cur.cookie == cookie && rs_map_slot_socket(m->sockets, slot, &in_map) == 1 && in_map == cookie) {
 		return 0; /* the same listener again (agent or gateway reconnect) */
 	}
 	tag.slot = slot;
@@ -126,7 +104,7 @@ int agent_slot_install(const struct agent_maps *m, uint32_t slot, const char *ga
 int agent_slot_release(const struct agent_maps *m, uint32_t slot)
 {
 	struct rs_slot s;
-	int err = agent_slot_read(m, slot, &s);
+	int err = rs_map_slot(m->slots, slot, &s);
 
 	if (err)
 		return err;
@@ -140,78 +118,4 @@ int agent_slot_release(const struct agent_maps *m, uint32_t slot)
 	if (bpf_map_update_elem(m->slots, &slot, &s, BPF_ANY) < 0)
 		return -errno;
 	return 0;
-}
-
-int agent_slot_counts(const struct agent_maps *m, uint32_t slot, struct rs_conn_counts *out)
-{
-	int ncpu = libbpf_num_possible_cpus(), err = 0;
-	struct rs_conn_counts *per;
-
-	memset(out, 0, sizeof(*out));
-	if (slot >= RS_SLOTS_MAX)
-		return -ERANGE;
-	if (ncpu <= 0)
-		return ncpu < 0 ? ncpu : -EINVAL;
-	per = calloc((size_t)ncpu, sizeof(*per));
-	if (!per)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(m->conns, &slot, per) < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	for (int c = 0; c < ncpu; c++) {
-		out->established += per[c].established;
-		out->closed += per[c].closed;
-	}
-cleanup:
-	free(per);
-	return err;
-}
-
-int agent_percpu_sum(int fd, uint32_t n, uint64_t *out)
-{
-	int ncpu = libbpf_num_possible_cpus(), err = 0;
-	uint64_t *per;
-
-	memset(out, 0, sizeof(uint64_t) * n);
-	if (fd < 0)
-		return -EBADF;
-	if (ncpu <= 0)
-		return ncpu < 0 ? ncpu : -EINVAL;
-	per = calloc((size_t)ncpu, sizeof(*per));
-	if (!per)
-		return -ENOMEM;
-	for (uint32_t s = 0; s < n; s++) {
-		if (bpf_map_lookup_elem(fd, &s, per) < 0) {
-			err = -errno;
-			break;
-		}
-		for (int c = 0; c < ncpu; c++)
-			out[s] += per[c];
-	}
-	free(per);
-	if (err) /* never half a set of counters: they are read as one */
-		memset(out, 0, sizeof(uint64_t) * n);
-	return err;
-}
-
-int agent_stats_read(const struct agent_maps *m, uint64_t out[RS_STAT_COUNT])
-{
-	return agent_percpu_sum(m->stats, RS_STAT_COUNT, out);
-}
-
-long agent_map_count(int fd, size_t key_size, long max)
-{
-	unsigned char key[64], next[64];
-	long n = 0;
-	void *prev = NULL;
-
-	if (key_size > sizeof(key))
-		return -EINVAL;
-	while (n < max && bpf_map_get_next_key(fd, prev, next) == 0) {
-		memcpy(key, next, key_size);
-		prev = key;
-		n++;
-	}
-	return n;
 }

@@ -43,12 +43,12 @@ struct view {
 static int view_read(const struct agent_maps *m, struct view *v)
 {
 	for (uint32_t i = 0; i < RS_SLOTS_MAX; i++) {
-		int err = agent_slot_read(m, i, &v->slot[i]);
+		int err = rs_map_slot(m->slots, i, &v->slot[i]);
 		int has;
 
 		if (err)
 			return err;
-		has = agent_slot_socket(m, i, NULL);
+		has = rs_map_slot_socket(m->sockets, i, NULL);
 		if (has < 0)
 			return has;
 		v->socket[i] = has == 1;
@@ -150,7 +150,7 @@ static int table_apply(struct agent *a, const struct view *v)
 	have = want + RS_TABLE_SIZE;
 	weights_of(a, v, w);
 	agent_table_build(w, want);
-	err = agent_table_read(&a->k.maps, have);
+	err = rs_map_table(a->k.maps.table, have);
 	if (err == 0 && memcmp(want, have, sizeof(uint32_t) * RS_TABLE_SIZE) == 0)
 		goto cleanup;
 	err = agent_table_swap(&a->k.maps, want);

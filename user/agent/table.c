@@ -75,28 +75,3 @@ cleanup:
 	close(inner); /* the outer map holds the inner one now */
 	return err;
 }
-
-int agent_table_read(const struct agent_maps *m, uint32_t buckets[RS_TABLE_SIZE])
-{
-	uint32_t zero = 0, id, keys[RS_TABLE_SIZE], count = RS_TABLE_SIZE;
-	LIBBPF_OPTS(bpf_map_batch_opts, batch);
-	__u32 out_batch;
-	int inner, err = 0;
-
-	if (bpf_map_lookup_elem(m->table, &zero, &id) < 0)
-		return -errno; /* -ENOENT: never swapped in */
-	inner = bpf_map_get_fd_by_id(id);
-	if (inner < 0)
-		return -errno;
-	/* An array's batch read ends with -ENOENT once it has every entry. */
-	if ((bpf_map_lookup_batch(inner, NULL, &out_batch, keys, buckets, &count, &batch) < 0 && errno != ENOENT) ||
-	    count != RS_TABLE_SIZE) {
-		for (uint32_t b = 0; b < RS_TABLE_SIZE; b++)
-			if (bpf_map_lookup_elem(inner, &b, &buckets[b]) < 0) {
-				err = -errno;
-				break;
-			}
-	}
-	close(inner);
-	return err;
-}

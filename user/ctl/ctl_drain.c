@@ -57,34 +57,14 @@ struct drain_args {
  * usage error. */
 static int parse_args(int argc, char **argv, struct drain_args *a)
 {
-	static const struct option opts[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c;
+	static const struct ctl_cmd_opts cmd = { .name = "drain", .usage = drain_usage,
+						 .shared = CTL_OPT_STORE | CTL_OPT_JSON };
+	struct ctl_opts o;
+	int rc = ctl_parse_opts(&cmd, argc, argv, &o);
 
-	*a = (struct drain_args){ .url = RS_STORE_DEFAULT_URL };
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":s:jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			a->url = optarg;
-			break;
-		case 'j':
-			a->json = true;
-			break;
-		case 'h':
-			fputs(drain_usage, stdout);
-			return 0;
-		case ':':
-			return ctl_usage_error("drain", "option %s needs a value", argv[optind - 1]);
-		default:
-			return ctl_usage_error("drain", "unknown option %s", argv[optind - 1]);
-		}
-	}
+	if (rc >= 0)
+		return rc;
+	*a = (struct drain_args){ .url = o.store ? o.store : RS_STORE_DEFAULT_URL, .json = o.json };
 	if (optind == argc)
 		return ctl_usage_error("drain", "expected a gateway ID");
 	if (argc - optind > 1)
@@ -111,7 +91,7 @@ int ctl_drain(int argc, char **argv)
 	rs_store_close(st);
 	if (err == -ENOENT) {
 		fputs("ringsteerctl drain: no gateway ", stderr);
-		ctl_json_string(stderr, a.id); /* quoted, any bytes shown safely */
+		ctl_json_quote(stderr, a.id); /* quoted, any bytes shown safely */
 		fprintf(stderr, " in store %s\n", a.url);
 		return 1;
 	}
@@ -120,10 +100,7 @@ int ctl_drain(int argc, char **argv)
 		return 1;
 	}
 	if (a.json) {
-		fputs("{", stdout);
-		ctl_json_key_string(stdout, true, "id", a.id);
-		ctl_json_key_string(stdout, false, "state", "draining");
-		fputs("}\n", stdout);
+		(void)ctl_json_print(stdout, json_pack("{s:o, s:s}", "id", ctl_json_text(a.id), "state", "draining"));
 	} else {
 		printf("drain requested: %s\n", a.id);
 	}

@@ -80,18 +80,15 @@ static void print_table(const struct rs_gateway_row *rows, size_t n, int64_t now
 
 static void print_json(const struct rs_gateway_row *rows, size_t n)
 {
-	fputs(n ? "[\n" : "[", stdout);
-	for (size_t i = 0; i < n; i++) {
-		fputs("  {", stdout);
-		ctl_json_key_string(stdout, true, "id", rows[i].id);
-		ctl_json_key_string(stdout, false, "peer", rows[i].peer);
-		ctl_json_key_string(stdout, false, "state", state_name(rows[i].state));
-		ctl_json_key_bool(stdout, false, "live", rows[i].live);
-		ctl_json_key_uint(stdout, false, "supervisors", rows[i].supervisors);
-		ctl_json_key_int(stdout, false, "heartbeat_ms", rows[i].heartbeat_ms);
-		fputs(i + 1 < n ? "},\n" : "}\n", stdout);
-	}
-	fputs("]\n", stdout);
+	json_t *list = json_array();
+
+	for (size_t i = 0; list && i < n; i++)
+		json_array_append_new(list, json_pack("{s:o, s:o, s:s, s:b, s:I, s:I}", "id", ctl_json_text(rows[i].id),
+						      "peer", ctl_json_text(rows[i].peer), "state",
+						      state_name(rows[i].state), "live", rows[i].live, "supervisors",
+						      (json_int_t)rows[i].supervisors, "heartbeat_ms",
+						      (json_int_t)rows[i].heartbeat_ms));
+	(void)ctl_json_print(stdout, list);
 }
 
 static int list(struct rs_store *st, const struct ctl_store_args *args, int64_t now_ms)

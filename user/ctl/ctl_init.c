@@ -41,36 +41,19 @@ static const char init_usage[] =
 
 int ctl_init(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const char *url = RS_STORE_DEFAULT_URL;
+	static const struct ctl_cmd_opts cmd = { .name = "init", .usage = init_usage,
+						 .shared = CTL_OPT_STORE | CTL_OPT_JSON };
+	struct ctl_opts o;
+	const char *url;
 	struct rs_store *st = NULL;
-	bool json = false;
-	int c, rc;
+	bool json;
+	int rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":s:jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			url = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			fputs(init_usage, stdout);
-			return 0;
-		case ':':
-			return ctl_usage_error("init", "option %s needs a value", argv[optind - 1]);
-		default:
-			return ctl_usage_error("init", "unknown option %s", argv[optind - 1]);
-		}
-	}
+	rc = ctl_parse_opts(&cmd, argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	url = o.store ? o.store : RS_STORE_DEFAULT_URL;
+	json = o.json;
 	if (optind != argc)
 		return ctl_usage_error("init", "unexpected argument '%s'", argv[optind]);
 	rc = ctl_store_open("init", url, CTL_STORE_CREATE, 0, &st);
@@ -78,9 +61,7 @@ int ctl_init(int argc, char **argv)
 		return rc;
 	rs_store_close(st);
 	if (json) {
-		fputs("{", stdout);
-		ctl_json_key_string(stdout, true, "store", url);
-		fputs("}\n", stdout);
+		(void)ctl_json_print(stdout, json_pack("{s:o}", "store", ctl_json_text(url)));
 	} else {
 		printf("store ready: %s\n", url);
 	}

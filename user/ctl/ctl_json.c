@@ -1,12 +1,20 @@
-/* ctl_json.c - JSON string escaping and key/value writers for
- * ringsteerctl.  Guarantee: whatever bytes a string holds, the output is
- * a valid JSON string literal in valid UTF-8 (RFC 8259): well-formed UTF-8
- * sequences pass through, control characters are escaped, and any byte
- * that does not start a well-formed sequence becomes U+FFFD. */
+/* ctl_json.c - jansson for ringsteerctl's --json.  Guarantee: whatever
+ * bytes a string holds, the output is valid JSON in valid UTF-8 (RFC
+ * 8259): well-formed UTF-8 sequences pass through, jansson escapes control
+ * characters, and any byte that does not start a well-formed sequence
+ * becomes U+FFFD before jansson sees it (json_string refuses invalid
+ * UTF-8). */
 #include "ctl_json.h"
 
-#include <inttypes.h>
-#include <stddef.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Every dump: keys as added, one line, reals to 15 significant digits (so
+ * a figure printed rounded comes back as printed). */
+#define DUMP_FLAGS (JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
+
+static const char replacement[] = "\xef\xbf\xbd"; /* U+FFFD */
 
 /* Returns the length (2..4) of the well-formed UTF-8 sequence at s
  * (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF), or 0. */
@@ -41,83 +49,52 @@ static size_t utf8_sequence(const unsigned char *s)
 	return len;
 }
 
-void ctl_json_string(FILE *out, const char *s)
+json_t *ctl_json_text(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t len = strlen((const char *)p), n = 0;
+	char *clean;
+	json_t *str;
 
-	fputc('"', out);
+	/* At most 3 bytes out (U+FFFD) per byte in. */
+	clean = malloc(3 * len + 1);
+	if (!clean)
+		return NULL;
 	while (*p) {
-		unsigned char c = *p;
-		size_t len;
+		size_t seq = *p < 0x80 ? 1 : utf8_sequence(p);
 
-		switch (c) {
-		case '"':
-			fputs("\\\"", out);
-			break;
-		case '\\':
-			fputs("\\\\", out);
-			break;
-		case '\b':
-			fputs("\\b", out);
-			break;
-		case '\f':
-			fputs("\\f", out);
-			break;
-		case '\n':
-			fputs("\\n", out);
-			break;
-		case '\r':
-			fputs("\\r", out);
-			break;
-		case '\t':
-			fputs("\\t", out);
-			break;
-		default:
-			if (c < 0x20 || c == 0x7f) {
-				fprintf(out, "\\u%04x", c);
-			} else if (c < 0x80) {
-				fputc(c, out);
-			} else if ((len = utf8_sequence(p)) != 0) {
-				fwrite(p, 1, len, out);
-				p += len;
-				continue;
-			} else {
-				fputs("\\ufffd", out);
-			}
+		if (seq == 0) {
+			memcpy(clean + n, replacement, 3);
+			n += 3;
+			p++;
+			continue;
 		}
-		p++;
+		memcpy(clean + n, p, seq);
+		n += seq;
+		p += seq;
 	}
-	fputc('"', out);
+	str = json_stringn(clean, n);
+	free(clean);
+	return str;
 }
 
-static void key(FILE *out, bool first, const char *name)
+int ctl_json_print(FILE *out, json_t *doc)
 {
-	if (!first)
-		fputs(", ", out);
-	ctl_json_string(out, name);
-	fputs(": ", out);
+	int err = 0;
+
+	if (!doc)
+		return -ENOMEM;
+	if (json_dumpf(doc, out, DUMP_FLAGS | JSON_ENCODE_ANY) < 0 || fputc('\n', out) == EOF)
+		err = -EIO;
+	json_decref(doc);
+	return err;
 }
 
-void ctl_json_key_string(FILE *out, bool first, const char *name, const char *value)
+void ctl_json_quote(FILE *out, const char *s)
 {
-	key(out, first, name);
-	ctl_json_string(out, value);
-}
+	json_t *str = ctl_json_text(s);
 
-void ctl_json_key_int(FILE *out, bool first, const char *name, int64_t value)
-{
-	key(out, first, name);
-	fprintf(out, "%" PRId64, value);
-}
-
-void ctl_json_key_uint(FILE *out, bool first, const char *name, uint64_t value)
-{
-	key(out, first, name);
-	fprintf(out, "%" PRIu64, value);
-}
-
-void ctl_json_key_bool(FILE *out, bool first, const char *name, bool value)
-{
-	key(out, first, name);
-	fputs(value ? "true" : "false", out);
+	if (!str || json_dumpf(str, out, DUMP_FLAGS | JSON_ENCODE_ANY) < 0)
+		fputs("\"?\"", out);
+	json_decref(str);
 }

@@ -1,22 +1,28 @@
-/* ctl_json.h - writing JSON by hand for ringsteerctl's --json output (the
- * binary does not link a JSON library): string literals escaped so that
- * any bytes, even a corrupt id, give valid JSON. */
+/* ctl_json.h - ringsteerctl's --json output, built with jansson: a
+ * document is made as a json_t (json_pack, json_array_append_new) and
+ * printed once, so no command counts its own commas and brackets.  Text
+ * from a store or a map goes in through ctl_json_text, so that any bytes,
+ * even a corrupt id, give valid JSON. */
 #ifndef RS_CTL_JSON_H
 #define RS_CTL_JSON_H
 
-#include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 
-/* Writes s as a JSON string literal, quotes included: '"', '\\' and
- * control characters escaped, valid UTF-8 kept, any other byte written as
- * U+FFFD (so the output is always valid UTF-8 JSON). */
-void ctl_json_string(FILE *out, const char *s);
+#include <jansson.h>
 
-/* Writes "name": then the value, preceded by ", " unless first. */
-void ctl_json_key_string(FILE *out, bool first, const char *name, const char *value);
-void ctl_json_key_int(FILE *out, bool first, const char *name, int64_t value);
-void ctl_json_key_uint(FILE *out, bool first, const char *name, uint64_t value);
-void ctl_json_key_bool(FILE *out, bool first, const char *name, bool value);
+/* A JSON string holding s (NULL: ""), valid UTF-8 kept and every byte
+ * that does not start a well-formed sequence replaced by U+FFFD.  NULL
+ * only when out of memory (json_pack's "o" then fails the whole pack). */
+json_t *ctl_json_text(const char *s);
+
+/* Writes doc and a newline to out, keys in the order they were added
+ * (`{"a": 1, "b": [2, 3]}`: ", " and ": " between items), and drops the
+ * reference to doc.  Returns 0, -ENOMEM (doc NULL: building it failed) or
+ * -EIO. */
+int ctl_json_print(FILE *out, json_t *doc);
+
+/* Writes s to out as one JSON string literal, quotes included (an id in
+ * an error message, shown safely whatever its bytes). */
+void ctl_json_quote(FILE *out, const char *s);
 
 #endif

@@ -65,61 +65,44 @@ static const char place_usage[] =
 	"    ringsteerctl place --store sqlite:/var/lib/ringsteer/ringsteer.db sup-17\n";
 
 struct place_args {
-	char *gateways;
-	const char *url;
-	uint32_t ttl_ms;
+	struct ctl_opts o; /* --gateways or --store, --ttl, --json */
 	const char *member;
-	bool explain, json;
+	bool explain;
 };
+
+/* --explain (place's one option of its own). */
+static int on_explain(void *ctx, int val, const char *arg)
+{
+	struct place_args *a = ctx;
+
+	(void)val;
+	(void)arg;
+	a->explain = true;
+	return -1;
+}
 
 /* Returns -1 to go on, or the exit status: 0 after --help, 2 after a
  * usage error. */
 static int parse_args(int argc, char **argv, struct place_args *a)
 {
-	static const struct option opts[] = {
-		{ "gateways", required_argument, NULL, 'g' },
-		{ "store", required_argument, NULL, 's' },
-		{ "ttl", required_argument, NULL, 'T' },
+	static const struct option own[] = {
 		{ "explain", no_argument, NULL, 'e' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	int c;
+	const struct ctl_cmd_opts cmd = { .name = "place",
+					  .usage = place_usage,
+					  .shared = CTL_OPT_GATEWAYS | CTL_OPT_STORE | CTL_OPT_TTL | CTL_OPT_JSON,
+					  .own = own,
+					  .own_short = "e",
+					  .on_own = on_explain,
+					  .ctx = a };
+	int rc;
 
 	*a = (struct place_args){ 0 };
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":g:s:T:ejh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'g':
-			a->gateways = optarg;
-			break;
-		case 's':
-			a->url = optarg;
-			break;
-		case 'T':
-			if ((c = ctl_store_parse_ttl("place", optarg, &a->ttl_ms)) >= 0)
-				return c;
-			break;
-		case 'e':
-			a->explain = true;
-			break;
-		case 'j':
-			a->json = true;
-			break;
-		case 'h':
-			fputs(place_usage, stdout);
-			return 0;
-		case ':':
-			return ctl_usage_error("place", "option %s needs a value", argv[optind - 1]);
-		default:
-			return ctl_usage_error("place", "unknown option %s", argv[optind - 1]);
-		}
-	}
-	if (a->gateways && a->url)
-		return ctl_usage_error("place", "--gateways and --store are mutually exclusive");
-	if (!a->gateways && !a->url)
+	rc = ctl_parse_opts(&cmd, argc, argv, &a->o);
+	if (rc >= 0)
+		return rc;
+	if (!a->o.gateways && !a->o.store)
 		return ctl_usage_error("place", "--gateways ID=LOAD[,ID=LOAD...] or --store URL is required");
 	if (argc - optind != 1)
 		return ctl_usage_error("place", "expected one MEMBER");
@@ -131,13 +114,10 @@ static int parse_args(int argc, char **argv, struct place_args *a)
 
 static void print_decision(const struct place_args *a, const char *gateway, const struct rs_decision *d)
 {
-	if (a->json) {
-		fputs("{", stdout);
-		ctl_json_key_string(stdout, true, "member", a->member);
-		ctl_json_key_string(stdout, false, "gateway", gateway);
-		ctl_json_key_string(stdout, false, "reason", rs_reason_name(d->reason));
-		ctl_json_key_uint(stdout, false, "cap", d->cap);
-		fputs("}\n", stdout);
+	if (a->o.json) {
+		(void)ctl_json_print(stdout, json_pack("{s:o, s:o, s:s, s:I}", "member", ctl_json_text(a->member), "gateway",
+						       ctl_json_text(gateway), "reason", rs_reason_name(d->reason), "cap",
+						       (json_int_t)d->cap));
 	} else if (a->explain) {
 		printf("%s %s cap=%u\n", gateway, rs_reason_name(d->reason), d->cap);
 	} else {
@@ -154,9 +134,9 @@ static int place_given(struct place_args *a)
 	struct rs_decision d;
 	int err, rc = 1;
 
-	err = ctl_split_list(a->gateways, &gws);
+	err = ctl_split_list(a->o.gateways, &gws);
 	if (err == -EINVAL)
-		return ctl_usage_error("place", "--gateways: empty item in '%s'", a->gateways);
+		return ctl_usage_error("place", "--gateways: empty item in '%s'", a->o.gateways);
 	if (err)
 		goto cleanup;
 	given = calloc(gws.n, sizeof(*given));
@@ -214,17 +194,17 @@ static int place_from_store(const struct place_args *a)
 	struct rs_decision d;
 	int rc, err;
 
-	rc = ctl_store_open("place", a->url, CTL_STORE_READ, a->ttl_ms, &st);
+	rc = ctl_store_open("place", a->o.store, CTL_STORE_READ, a->o.ttl_ms, &st);
 	if (rc)
 		return rc;
 	err = rs_store_whatif(st, a->member, rs_wall_ms(), &d, target);
 	rs_store_close(st);
 	if (err == -ENOENT) {
-		fprintf(stderr, "ringsteerctl place: no serving gateway in store %s\n", a->url);
+		fprintf(stderr, "ringsteerctl place: no serving gateway in store %s\n", a->o.store);
 		return 1;
 	}
 	if (err) {
-		fprintf(stderr, "ringsteerctl place: cannot read store %s: %s\n", a->url, strerror(-err));
+		fprintf(stderr, "ringsteerctl place: cannot read store %s: %s\n", a->o.store, strerror(-err));
 		return 1;
 	}
 	print_decision(a, target, &d);
@@ -238,6 +218,6 @@ int ctl_place(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	rc = a.url ? place_from_store(&a) : place_given(&a);
+	rc = a.o.store ? place_from_store(&a) : place_given(&a);
 	return rc ? rc : ctl_flush_output("place");
 }

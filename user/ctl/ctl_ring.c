@@ -8,6 +8,7 @@
  *                                           gateway's share of the circle */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,60 +66,27 @@ static const char ring_usage[] =
 	"    ringsteerctl ring --store sqlite:/var/lib/ringsteer/ringsteer.db --json\n";
 
 struct ring_args {
-	char *gateways;
-	const char *url;
-	uint32_t ttl_ms;
+	struct ctl_opts o;  /* --gateways or --store, --ttl, --json */
 	const char *verb;   /* "owner", "walk" or NULL (shares) */
 	const char *member;
-	bool json;
 };
 
 /* Returns -1 to go on, or the exit status: 0 after --help, 2 after a
  * usage error. */
 static int parse_args(int argc, char **argv, struct ring_args *a)
 {
-	static const struct option opts[] = {
-		{ "gateways", required_argument, NULL, 'g' },
-		{ "store", required_argument, NULL, 's' },
-		{ "ttl", required_argument, NULL, 'T' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c;
+	static const struct ctl_cmd_opts cmd = { .name = "ring",
+						 .usage = ring_usage,
+						 .shared = CTL_OPT_GATEWAYS | CTL_OPT_STORE | CTL_OPT_TTL | CTL_OPT_JSON };
+	int rc;
 
 	*a = (struct ring_args){ 0 };
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":g:s:T:jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'g':
-			a->gateways = optarg;
-			break;
-		case 's':
-			a->url = optarg;
-			break;
-		case 'T':
-			if ((c = ctl_store_parse_ttl("ring", optarg, &a->ttl_ms)) >= 0)
-				return c;
-			break;
-		case 'j':
-			a->json = true;
-			break;
-		case 'h':
-			fputs(ring_usage, stdout);
-			return 0;
-		case ':':
-			return ctl_usage_error("ring", "option %s needs a value", argv[optind - 1]);
-		default:
-			return ctl_usage_error("ring", "unknown option %s", argv[optind - 1]);
-		}
-	}
-	if (a->gateways && a->url)
-		return ctl_usage_error("ring", "--gateways and --store are mutually exclusive");
-	if (!a->gateways && !a->url)
+	rc = ctl_parse_opts(&cmd, argc, argv, &a->o);
+	if (rc >= 0)
+		return rc;
+	if (!a->o.gateways && !a->o.store)
 		return ctl_usage_error("ring", "--gateways ID[,ID...] or --store URL is required");
-	if (a->url && argc == optind)
+	if (a->o.store && argc == optind)
 		return -1; /* shares */
 	if (argc - optind != 2)
 		return ctl_usage_error("ring", "expected 'owner MEMBER' or 'walk MEMBER'");
@@ -142,11 +110,9 @@ static int print_verb(const struct ring_args *a, const struct rs_ring *ring)
 		got = rs_ring_owner(ring, a->member);
 		if (got < 0)
 			return got;
-		if (a->json) {
-			fputs("{", stdout);
-			ctl_json_key_string(stdout, true, "member", a->member);
-			ctl_json_key_string(stdout, false, "owner", rs_ring_gateway_id(ring, (size_t)got));
-			fputs("}\n", stdout);
+		if (a->o.json) {
+			(void)ctl_json_print(stdout, json_pack("{s:o, s:o}", "member", ctl_json_text(a->member), "owner",
+							       ctl_json_text(rs_ring_gateway_id(ring, (size_t)got))));
 		} else {
 			puts(rs_ring_gateway_id(ring, (size_t)got));
 		}
@@ -160,22 +126,24 @@ static int print_verb(const struct ring_args *a, const struct rs_ring *ring)
 		free(order);
 		return got;
 	}
-	if (a->json) {
-		fputs("{", stdout);
-		ctl_json_key_string(stdout, true, "member", a->member);
-		fputs(", \"walk\": [", stdout);
-		for (int i = 0; i < got; i++) {
-			if (i)
-				fputs(", ", stdout);
-			ctl_json_string(stdout, rs_ring_gateway_id(ring, order[i]));
-		}
-		fputs("]}\n", stdout);
+	if (a->o.json) {
+		json_t *walk = json_array();
+
+		for (int i = 0; walk && i < got; i++)
+			json_array_append_new(walk, ctl_json_text(rs_ring_gateway_id(ring, order[i])));
+		(void)ctl_json_print(stdout, json_pack("{s:o, s:o}", "member", ctl_json_text(a->member), "walk", walk));
 	} else {
 		for (int i = 0; i < got; i++)
 			puts(rs_ring_gateway_id(ring, order[i]));
 	}
 	free(order);
 	return 0;
+}
+
+/* x rounded to 6 decimals, as the shares are shown. */
+static double micro(double x)
+{
+	return round(x * 1e6) / 1e6;
 }
 
 /* Prints each live gateway's share; rows[i] is ring gateway i (both sorted
@@ -197,17 +165,17 @@ static int print_shares(const struct ring_args *a, const struct rs_ring *ring, c
 		if ((int)strlen(id) > w_id)
 			w_id = (int)strlen(id);
 	}
-	if (a->json) {
-		fputs("{\"gateways\": [", stdout);
-		for (size_t g = 0; g < n; g++) {
-			fputs(g ? ", {" : "{", stdout);
-			ctl_json_key_string(stdout, true, "id", rows[g].id);
-			ctl_json_key_string(stdout, false, "state",
-					    rows[g].state == RS_GATEWAY_DRAINING ? "draining" : "serving");
-			ctl_json_key_uint(stdout, false, "points", shares[g].points);
-			printf(", \"share_percent\": %.6f}", shares[g].fraction * 100);
-		}
-		printf("], \"count\": %zu, \"ideal_percent\": %.6f, \"total_percent\": %.6f}\n", n, ideal, total);
+	if (a->o.json) {
+		json_t *gateways = json_array();
+
+		for (size_t g = 0; gateways && g < n; g++)
+			json_array_append_new(gateways,
+					      json_pack("{s:o, s:s, s:I, s:f}", "id", ctl_json_text(rows[g].id), "state",
+							rows[g].state == RS_GATEWAY_DRAINING ? "draining" : "serving", "points",
+							(json_int_t)shares[g].points, "share_percent",
+							micro(shares[g].fraction * 100)));
+		(void)ctl_json_print(stdout, json_pack("{s:o, s:I, s:f, s:f}", "gateways", gateways, "count", (json_int_t)n,
+						       "ideal_percent", micro(ideal), "total_percent", micro(total)));
 	} else {
 		printf("%-*s  %-8s  %6s  %7s\n", w_id, "ID", "STATE", "POINTS", "SHARE");
 		for (size_t g = 0; g < n; g++) {
@@ -228,9 +196,9 @@ static int ring_given(struct ring_args *a)
 	struct rs_ring *ring = NULL;
 	int err, rc = 1;
 
-	err = ctl_split_list(a->gateways, &gws);
+	err = ctl_split_list(a->o.gateways, &gws);
 	if (err == -EINVAL)
-		return ctl_usage_error("ring", "--gateways: empty gateway id in '%s'", a->gateways);
+		return ctl_usage_error("ring", "--gateways: empty gateway id in '%s'", a->o.gateways);
 	if (err)
 		goto cleanup;
 	rc = ctl_ring_from_ids("ring", &gws, &ring);
@@ -257,13 +225,13 @@ static int ring_from_store(const struct ring_args *a)
 	size_t n = 0;
 	int err, rc;
 
-	rc = ctl_store_open("ring", a->url, CTL_STORE_READ, a->ttl_ms, &st);
+	rc = ctl_store_open("ring", a->o.store, CTL_STORE_READ, a->o.ttl_ms, &st);
 	if (rc)
 		return rc;
 	rc = 1;
 	err = rs_store_list_gateways(st, rs_wall_ms(), false, &rows, &n);
 	if (err) {
-		fprintf(stderr, "ringsteerctl ring: cannot read store %s: %s\n", a->url, strerror(-err));
+		fprintf(stderr, "ringsteerctl ring: cannot read store %s: %s\n", a->o.store, strerror(-err));
 		err = 0;
 		goto cleanup;
 	}
@@ -282,7 +250,7 @@ static int ring_from_store(const struct ring_args *a)
 		goto cleanup;
 	}
 	if (a->verb && n == 0) {
-		fprintf(stderr, "ringsteerctl ring: no live gateway in store %s\n", a->url);
+		fprintf(stderr, "ringsteerctl ring: no live gateway in store %s\n", a->o.store);
 		goto cleanup;
 	}
 	err = a->verb ? print_verb(a, ring) : print_shares(a, ring, rows);
@@ -305,6 +273,6 @@ int ctl_ring(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	rc = a.url ? ring_from_store(&a) : ring_given(&a);
+	rc = a.o.store ? ring_from_store(&a) : ring_given(&a);
 	return rc ? rc : ctl_flush_output("ring");
 }

@@ -96,27 +96,20 @@ static void print_table(const struct rs_session_row *rows, size_t n, const char 
 
 static void print_json(const struct rs_session_row *rows, size_t n, const char *gateway)
 {
-	bool first = true;
+	json_t *list = json_array();
 
-	fputs("[", stdout);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; list && i < n; i++) {
 		if (!shown(&rows[i], gateway))
 			continue;
-		fputs(first ? "\n  {" : ",\n  {", stdout);
-		first = false;
-		ctl_json_key_string(stdout, true, "member_id", rows[i].member_id);
-		ctl_json_key_string(stdout, false, "instance_id", rows[i].instance_id);
-		ctl_json_key_uint(stdout, false, "epoch", rows[i].epoch);
-		ctl_json_key_string(stdout, false, "gateway_id", rows[i].gateway_id);
-		ctl_json_key_uint(stdout, false, "sandboxes", rows[i].sandboxes);
-		ctl_json_key_string(stdout, false, "source", rows[i].source);
-		ctl_json_key_string(stdout, false, "state", state_name(rows[i].state));
-		ctl_json_key_bool(stdout, false, "live", rows[i].live);
-		ctl_json_key_int(stdout, false, "heartbeat_ms", rows[i].heartbeat_ms);
-		ctl_json_key_int(stdout, false, "expires_ms", rows[i].expires_ms);
-		fputs("}", stdout);
+		json_array_append_new(
+			list, json_pack("{s:o, s:o, s:I, s:o, s:I, s:o, s:s, s:b, s:I, s:I}", "member_id",
+					ctl_json_text(rows[i].member_id), "instance_id", ctl_json_text(rows[i].instance_id),
+					"epoch", (json_int_t)rows[i].epoch, "gateway_id", ctl_json_text(rows[i].gateway_id),
+					"sandboxes", (json_int_t)rows[i].sandboxes, "source", ctl_json_text(rows[i].source),
+					"state", state_name(rows[i].state), "live", rows[i].live, "heartbeat_ms",
+					(json_int_t)rows[i].heartbeat_ms, "expires_ms", (json_int_t)rows[i].expires_ms));
 	}
-	fputs(first ? "]\n" : "\n]\n", stdout);
+	(void)ctl_json_print(stdout, list);
 }
 
 static int list(struct rs_store *st, const struct ctl_store_args *args, int64_t now_ms)

@@ -4,12 +4,13 @@
  * a header line, a line of dashes, rows, a blank line.  Cells are separated
  * by at least two spaces and never contain two spaces in a row.  Anything
  * else is -EPROTO, so a change of layout fails loudly instead of writing
- * wrong JSON. */
+ * wrong JSON; the document is built whole (jansson) and printed only then. */
 #include "ctl_sim_json.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,31 +80,39 @@ static bool is_number(const char *s)
 	return digit && s[-1] != '.';
 }
 
-static void write_cell(FILE *out, bool first, const char *key, const char *cell)
+/* A cell's JSON value: a number when the table prints one, else text. */
+static json_t *cell_value(const char *cell)
+{
+	if (!is_number(cell))
+		return ctl_json_text(cell);
+	if (strchr(cell, '.'))
+		return json_real(strtod(cell, NULL));
+	return json_integer(strtoll(cell, NULL, 10));
+}
+
+/* Adds key: cell to row.  Returns 0 or -ENOMEM. */
+static int add_cell(json_t *row, const char *key, const char *cell)
 {
 	unsigned g, s;
 
-	if (!first)
-		fputs(", ", out);
-	ctl_json_string(out, key);
-	fputs(": ", out);
-	if (is_number(cell))
-		fputs(cell, out);
-	else
-		ctl_json_string(out, cell);
+	if (json_object_set_new(row, key, cell_value(cell)))
+		return -ENOMEM;
 	/* "G=4 S=100": the configuration's figures as numbers too. */
-	if (strcmp(key, "config") == 0 && sscanf(cell, "G=%u S=%u", &g, &s) == 2)
-		fprintf(out, ", \"gateways\": %u, \"supervisors\": %u", g, s);
+	if (strcmp(key, "config") == 0 && sscanf(cell, "G=%u S=%u", &g, &s) == 2 &&
+	    (json_object_set_new(row, "gateways", json_integer(g)) || json_object_set_new(row, "supervisors", json_integer(s))))
+		return -ENOMEM;
+	return 0;
 }
 
 /* Reads one table from *lines (header, dashes, rows up to a blank line or
- * the end) and writes its rows as a JSON array.  Returns 0 or -EPROTO. */
-static int write_table(char **lines, size_t n, size_t *i, FILE *out)
+ * the end) into *rows, a new JSON array.  Returns 0, -EPROTO or -ENOMEM. */
+static int read_table(char **lines, size_t n, size_t *i, json_t **rows)
 {
 	char *header[CELLS_MAX], *cells[CELLS_MAX];
 	const char *names[CELLS_MAX];
 	int cols;
 
+	*rows = NULL;
 	if (*i + 2 > n)
 		return -EPROTO;
 	cols = split_cells(lines[(*i)++], header);
@@ -114,16 +123,21 @@ static int write_table(char **lines, size_t n, size_t *i, FILE *out)
 			return -EPROTO;
 	if (lines[(*i)++][0] != '-')
 		return -EPROTO;
-	fputc('[', out);
-	for (bool first = true; *i < n && lines[*i][0]; (*i)++, first = false) {
+	*rows = json_array();
+	if (!*rows)
+		return -ENOMEM;
+	for (; *i < n && lines[*i][0]; (*i)++) {
+		json_t *row;
+
 		if (split_cells(lines[*i], cells) != cols)
 			return -EPROTO;
-		fputs(first ? "{" : ", {", out);
+		row = json_object();
+		if (!row || json_array_append_new(*rows, row))
+			return -ENOMEM;
 		for (int c = 0; c < cols; c++)
-			write_cell(out, c == 0, names[c], cells[c]);
-		fputc('}', out);
+			if (add_cell(row, names[c], cells[c]))
+				return -ENOMEM;
 	}
-	fputc(']', out);
 	return 0;
 }
 
@@ -134,15 +148,68 @@ static void skip_blank(char **lines, size_t n, size_t *i)
 		(*i)++;
 }
 
-int ctl_sim_json(char *text, FILE *out)
+/* Reads the report's lines into doc ({"seed", "trials", "scenarios",
+ * "bins"}).  Returns 0, -EPROTO or -ENOMEM. */
+static int read_report(char **lines, size_t n, json_t *doc)
 {
 	unsigned long long seed;
 	unsigned trials;
-	char **lines = NULL;
-	size_t n = 0, cap = 0, i = 0;
-	bool bins = false, first_scenario = true;
-	int err = -EPROTO;
+	json_t *scenarios = json_array(), *bins = NULL;
+	size_t i;
+	int err;
 
+	if (!scenarios)
+		return -ENOMEM;
+	if (n == 0 || sscanf(lines[0], "seed %llu, %u trials;", &seed, &trials) != 2) {
+		json_decref(scenarios);
+		return -EPROTO;
+	}
+	if (json_object_set_new(doc, "seed", json_integer((json_int_t)seed)) ||
+	    json_object_set_new(doc, "trials", json_integer(trials)) || json_object_set_new(doc, "scenarios", scenarios))
+		return -ENOMEM;
+	for (i = 1, skip_blank(lines, n, &i); i < n; skip_blank(lines, n, &i)) {
+		const char *title = lines[i++];
+		unsigned number;
+		int used = 0;
+		json_t *rows, *scenario;
+
+		if (strncmp(title, "Balls into bins", 15) == 0) {
+			skip_blank(lines, n, &i);
+			err = read_table(lines, n, &i, &bins);
+			if (err) {
+				json_decref(bins);
+				return err;
+			}
+			skip_blank(lines, n, &i);
+			if (json_object_set_new(doc, "bins", bins))
+				return -ENOMEM;
+			return i == n ? 0 : -EPROTO; /* nothing follows the bins */
+		}
+		if (sscanf(title, "%u. %n", &number, &used) != 1 || used == 0)
+			return -EPROTO;
+		skip_blank(lines, n, &i);
+		err = read_table(lines, n, &i, &rows);
+		if (err) {
+			json_decref(rows);
+			return err;
+		}
+		scenario = json_pack("{s:I, s:o, s:o}", "number", (json_int_t)number, "title", ctl_json_text(title + used),
+				     "rows", rows);
+		if (!scenario || json_array_append_new(scenarios, scenario))
+			return -ENOMEM;
+	}
+	return json_object_set_new(doc, "bins", json_array()) ? -ENOMEM : 0;
+}
+
+int ctl_sim_json(char *text, FILE *out)
+{
+	char **lines = NULL;
+	size_t n = 0, cap = 0;
+	json_t *doc = json_object();
+	int err = -ENOMEM;
+
+	if (!doc)
+		return -ENOMEM;
 	for (char *save = NULL, *line = text; line; line = save) {
 		save = strchr(line, '\n');
 		if (save)
@@ -152,54 +219,19 @@ int ctl_sim_json(char *text, FILE *out)
 		if (n == cap) {
 			char **grown = realloc(lines, (cap = cap ? 2 * cap : 64) * sizeof(*lines));
 
-			if (!grown) {
-				err = -ENOMEM;
+			if (!grown)
 				goto cleanup;
-			}
 			lines = grown;
 		}
 		lines[n++] = line;
 	}
-	if (n == 0 || sscanf(lines[0], "seed %llu, %u trials;", &seed, &trials) != 2)
-		goto cleanup;
-	fprintf(out, "{\"seed\": %llu, \"trials\": %u, \"scenarios\": [", seed, trials);
-	for (i = 1, skip_blank(lines, n, &i); i < n; skip_blank(lines, n, &i)) {
-		const char *title = lines[i++];
-		unsigned number;
-		int used = 0;
-
-		if (strncmp(title, "Balls into bins", 15) == 0) {
-			fputs("], \"bins\": ", out);
-			skip_blank(lines, n, &i);
-			err = write_table(lines, n, &i, out);
-			if (err)
-				goto cleanup;
-			err = -EPROTO;
-			bins = true;
-			skip_blank(lines, n, &i);
-			if (i != n)
-				goto cleanup; /* nothing follows the bins */
-			break;
-		}
-		if (bins || sscanf(title, "%u. %n", &number, &used) != 1 || used == 0)
-			goto cleanup;
-		fputs(first_scenario ? "{" : ", {", out);
-		first_scenario = false;
-		fprintf(out, "\"number\": %u", number);
-		ctl_json_key_string(out, false, "title", title + used);
-		fputs(", \"rows\": ", out);
-		skip_blank(lines, n, &i);
-		err = write_table(lines, n, &i, out);
-		if (err)
-			goto cleanup;
-		err = -EPROTO;
-		fputc('}', out);
+	err = read_report(lines, n, doc);
+	if (!err) {
+		err = ctl_json_print(out, doc);
+		doc = NULL; /* printed and released */
 	}
-	if (!bins)
-		fputs("], \"bins\": [", out);
-	fputs(bins ? "}\n" : "]}\n", out);
-	err = 0;
 cleanup:
+	json_decref(doc);
 	free(lines);
 	return err;
 }

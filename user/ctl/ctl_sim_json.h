@@ -13,8 +13,8 @@
  *   "gateways", "supervisors", "policy", "max", "mean", "max_over_mean",
  *   "spread", "peak", "moved", "handoffs"}]}], "bins": [{"n", "d1", "d2"}]}
  * (fill rows have no peak, moved, handoffs; bins is [] without the table).
- * text is modified.  Returns 0, or -EPROTO when the text is not laid out as
- * expected (nothing sensible can be written then). */
+ * text is modified.  Returns 0, -EPROTO when the text is not laid out as
+ * expected (nothing is written then), -ENOMEM or -EIO. */
 int ctl_sim_json(char *text, FILE *out);
 
 #endif

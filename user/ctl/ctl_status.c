@@ -114,57 +114,51 @@ static int parse_interval(const char *s, double *out)
 	return 0;
 }
 
+/* --watch[=SECONDS] and --width N.  Returns -1 to go on, or 2. */
+static int on_own(void *ctx, int val, const char *arg)
+{
+	struct status_args *a = ctx;
+	uint32_t width;
+
+	if (val == 'w') {
+		a->watch = true;
+		if (arg && parse_interval(arg, &a->interval_s) != 0)
+			return ctl_usage_error("status", "--watch: '%s' is not a number of seconds %.2f..%.0f", arg,
+					       WATCH_MIN_S, WATCH_MAX_S);
+		return -1;
+	}
+	if (ctl_parse_u32(arg, &width) != 0 || width < 1 || width > WIDTH_MAX)
+		return ctl_usage_error("status", "--width: '%s' is not 1..%d", arg, WIDTH_MAX);
+	a->width = width;
+	return -1;
+}
+
 /* Returns -1 to go on, or the exit status: 0 after --help, 2 after a
  * usage error. */
 static int parse_args(int argc, char **argv, struct status_args *a)
 {
-	static const struct option opts[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "ttl", required_argument, NULL, 'T' },
-		{ "json", no_argument, NULL, 'j' },
+	static const struct option own[] = {
 		{ "watch", optional_argument, NULL, 'w' },
 		{ "width", required_argument, NULL, 'W' },
-		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	uint32_t width;
-	int c;
+	const struct ctl_cmd_opts cmd = { .name = "status",
+					  .usage = status_usage,
+					  .shared = CTL_OPT_STORE | CTL_OPT_TTL | CTL_OPT_JSON,
+					  .own = own,
+					  .own_short = "",
+					  .on_own = on_own,
+					  .ctx = a };
+	struct ctl_opts o;
+	int rc;
 
-	*a = (struct status_args){ .url = RS_STORE_DEFAULT_URL, .interval_s = 1.0, .width = WIDTH_DEFAULT };
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":s:T:jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			a->url = optarg;
-			break;
-		case 'T':
-			if ((c = ctl_store_parse_ttl("status", optarg, &a->ttl_ms)) >= 0)
-				return c;
-			break;
-		case 'j':
-			a->json = true;
-			break;
-		case 'w':
-			a->watch = true;
-			if (optarg && parse_interval(optarg, &a->interval_s) != 0)
-				return ctl_usage_error("status", "--watch: '%s' is not a number of seconds %.2f..%.0f",
-						       optarg, WATCH_MIN_S, WATCH_MAX_S);
-			break;
-		case 'W':
-			if (ctl_parse_u32(optarg, &width) != 0 || width < 1 || width > WIDTH_MAX)
-				return ctl_usage_error("status", "--width: '%s' is not 1..%d", optarg, WIDTH_MAX);
-			a->width = width;
-			break;
-		case 'h':
-			fputs(status_usage, stdout);
-			return 0;
-		case ':':
-			return ctl_usage_error("status", "option %s needs a value", argv[optind - 1]);
-		default:
-			return ctl_usage_error("status", "unknown option %s", argv[optind - 1]);
-		}
-	}
+	*a = (struct status_args){ .interval_s = 1.0, .width = WIDTH_DEFAULT };
+	rc = ctl_parse_opts(&cmd, argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	a->url = o.store ? o.store : RS_STORE_DEFAULT_URL;
+	a->ttl_ms = o.ttl_ms;
+	a->json = o.json;
 	if (optind != argc)
 		return ctl_usage_error("status", "unexpected argument '%s'", argv[optind]);
 	return -1;

@@ -80,41 +80,30 @@ void ctl_status_print_table(FILE *out, const struct ctl_fleet *f, unsigned width
 		f->supervisors, f->serving, f->cap, f->max, f->min, f->max - f->min, ctl_fleet_verdict(f));
 }
 
-static void key_uint_or_null(FILE *out, const char *name, bool present, uint64_t value)
+/* value as a JSON integer, or null when not present. */
+static json_t *uint_or_null(bool present, uint64_t value)
 {
-	fputs(", ", out);
-	ctl_json_string(out, name);
-	if (present)
-		fprintf(out, ": %" PRIu64, value);
-	else
-		fputs(": null", out);
+	return present ? json_integer((json_int_t)value) : json_null();
 }
 
 void ctl_status_print_json(FILE *out, const struct ctl_fleet *f)
 {
 	bool any = f->serving > 0;
+	json_t *gateways = json_array();
 
-	fputs("{\"gateways\": [", out);
-	for (size_t k = 0; k < f->n; k++) {
+	for (size_t k = 0; gateways && k < f->n; k++) {
 		const struct ctl_fleet_gateway *g = &f->gws[k];
 
-		fputs(k ? ", {" : "{", out);
-		ctl_json_key_string(out, true, "id", g->id);
-		ctl_json_key_string(out, false, "state", g->draining ? "draining" : "serving");
-		ctl_json_key_bool(out, false, "live", true);
-		ctl_json_key_uint(out, false, "supervisors", g->supervisors);
-		ctl_json_key_uint(out, false, "sandboxes", g->sandboxes);
-		ctl_json_key_uint(out, false, "busiest_sandboxes", g->busiest);
-		fputc('}', out);
+		json_array_append_new(gateways, json_pack("{s:o, s:s, s:b, s:I, s:I, s:I}", "id", ctl_json_text(g->id),
+							  "state", g->draining ? "draining" : "serving", "live", 1,
+							  "supervisors", (json_int_t)g->supervisors, "sandboxes",
+							  (json_int_t)g->sandboxes, "busiest_sandboxes",
+							  (json_int_t)g->busiest));
 	}
-	fputc(']', out);
-	ctl_json_key_uint(out, false, "supervisors", f->supervisors);
-	ctl_json_key_uint(out, false, "serving_gateways", f->serving);
-	ctl_json_key_uint(out, false, "cap", f->cap);
-	key_uint_or_null(out, "max", any, f->max);
-	key_uint_or_null(out, "min", any, f->min);
-	key_uint_or_null(out, "spread", any, (uint64_t)f->max - f->min);
-	ctl_json_key_bool(out, false, "even", any && f->max - f->min <= 1);
-	ctl_json_key_string(out, false, "verdict", ctl_fleet_verdict(f));
-	fputs("}\n", out);
+	(void)ctl_json_print(out, json_pack("{s:o, s:I, s:I, s:I, s:o, s:o, s:o, s:b, s:s}", "gateways", gateways,
+					    "supervisors", (json_int_t)f->supervisors, "serving_gateways",
+					    (json_int_t)f->serving, "cap", (json_int_t)f->cap, "max",
+					    uint_or_null(any, f->max), "min", uint_or_null(any, f->min), "spread",
+					    uint_or_null(any, (uint64_t)f->max - f->min), "even",
+					    any && f->max - f->min <= 1, "verdict", ctl_fleet_verdict(f)));
 }

@@ -15,64 +15,52 @@
 #include "ctl_args.h"
 #include "ringsteer/mstime.h"
 
+/* --all and --gateway ID. */
+static int on_own(void *ctx, int val, const char *arg)
+{
+	struct ctl_store_args *a = ctx;
+
+	if (val == 'a')
+		a->all = true;
+	else
+		a->gateway = arg;
+	return -1;
+}
+
 /* Returns -1 to go on, or the exit status: 0 after --help, 2 after a
  * usage error. */
 static int parse_args(const struct ctl_store_cmd *cmd, int argc, char **argv, struct ctl_store_args *a)
 {
-	struct option opts[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "ttl", required_argument, NULL, 'T' },
+	static const struct option own[] = {
 		{ "all", no_argument, NULL, 'a' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "gateway", required_argument, NULL, 'g' }, /* last: dropped unless gateway_opt */
+		{ "gateway", required_argument, NULL, 'g' },
 		{ 0 },
 	};
-	int c;
+	static const struct option own_no_gateway[] = {
+		{ "all", no_argument, NULL, 'a' },
+		{ 0 },
+	};
+	const struct ctl_cmd_opts opts = { .name = cmd->name,
+					   .usage = cmd->usage,
+					   .shared = CTL_OPT_STORE | CTL_OPT_TTL | CTL_OPT_JSON,
+					   .own = cmd->gateway_opt ? own : own_no_gateway,
+					   .own_short = cmd->gateway_opt ? "ag:" : "a",
+					   .on_own = on_own,
+					   .ctx = a };
+	struct ctl_opts o;
+	int rc;
 
-	*a = (struct ctl_store_args){ .url = RS_STORE_DEFAULT_URL };
-	if (!cmd->gateway_opt)
-		opts[5] = (struct option){ 0 };
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, cmd->gateway_opt ? ":s:T:ajg:h" : ":s:T:ajh", opts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			a->url = optarg;
-			break;
-		case 'T':
-			if ((c = ctl_store_parse_ttl(cmd->name, optarg, &a->ttl_ms)) >= 0)
-				return c;
-			break;
-		case 'a':
-			a->all = true;
-			break;
-		case 'j':
-			a->json = true;
-			break;
-		case 'g':
-			a->gateway = optarg;
-			break;
-		case 'h':
-			fputs(cmd->usage, stdout);
-			return 0;
-		case ':':
-			return ctl_usage_error(cmd->name, "option %s needs a value", argv[optind - 1]);
-		default:
-			return ctl_usage_error(cmd->name, "unknown option %s", argv[optind - 1]);
-		}
-	}
+	*a = (struct ctl_store_args){ 0 };
+	rc = ctl_parse_opts(&opts, argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	a->url = o.store ? o.store : RS_STORE_DEFAULT_URL;
+	a->ttl_ms = o.ttl_ms;
+	a->json = o.json;
 	if (optind != argc)
 		return ctl_usage_error(cmd->name, "unexpected argument '%s'", argv[optind]);
 	if (a->gateway && (!*a->gateway || strlen(a->gateway) > RS_ID_MAX))
 		return ctl_usage_error(cmd->name, "--gateway: id must be 1 to %d bytes", RS_ID_MAX);
-	return -1;
-}
-
-int ctl_store_parse_ttl(const char *name, const char *value, uint32_t *ttl_ms)
-{
-	if (ctl_parse_u32(value, ttl_ms) != 0 || *ttl_ms == 0 || *ttl_ms > 86400000)
-		return ctl_usage_error(name, "--ttl: '%s' is not a number of milliseconds (1 to 86400000)", value);
 	return -1;
 }
 

@@ -42,9 +42,6 @@ enum ctl_store_mode {
 int ctl_store_open(const char *name, const char *url, enum ctl_store_mode mode, uint32_t ttl_ms,
 		   struct rs_store **st);
 
-/* Parses the value of --ttl MS for command name into *ttl_ms (1 ms to one
- * day).  Returns -1 on success (go on), else 2 after a usage error. */
-int ctl_store_parse_ttl(const char *name, const char *value, uint32_t *ttl_ms);
 
 /* Runs a listing: parses argv (argv[0] the subcommand), opens the store,
  * calls cmd->list, flushes stdout.  Returns the exit status: 0; 1 when the

@@ -71,13 +71,9 @@ static int now_seconds(uint64_t *now)
 
 static void print_verdict_json(const char *member, const char *reason, uint64_t expiry, uint64_t now)
 {
-	fputs("{", stdout);
-	ctl_json_key_string(stdout, true, "member", member);
-	ctl_json_key_bool(stdout, false, "valid", strcmp(reason, "ok") == 0);
-	ctl_json_key_string(stdout, false, "reason", reason);
-	ctl_json_key_uint(stdout, false, "expires", expiry);
-	ctl_json_key_uint(stdout, false, "now", now);
-	fputs("}\n", stdout);
+	(void)ctl_json_print(stdout, json_pack("{s:o, s:b, s:s, s:I, s:I}", "member", ctl_json_text(member), "valid",
+					       strcmp(reason, "ok") == 0, "reason", reason, "expires", (json_int_t)expiry,
+					       "now", (json_int_t)now));
 }
 
 /* Prints the verdict on token; returns the exit status (0 valid, 1 not). */
@@ -112,52 +108,68 @@ static int verify_and_print(const struct rs_secret *secret, const char *token, c
 	}
 }
 
+/* token's own options, as given. */
+struct token_args {
+	const char *secret_path, *member, *ttl_arg, *verify;
+};
+
+static int on_own(void *ctx, int val, const char *arg)
+{
+	struct token_args *t = ctx;
+
+	switch (val) {
+	case 's':
+		t->secret_path = arg;
+		break;
+	case 'm':
+		t->member = arg;
+		break;
+	case 't':
+		t->ttl_arg = arg;
+		break;
+	default:
+		t->verify = arg;
+		break;
+	}
+	return -1;
+}
+
 int ctl_token(int argc, char **argv)
 {
-	static const struct option opts[] = {
+	/* --ttl here is the token's lifetime in seconds, not the store's
+	 * --ttl MS: token's own option. */
+	static const struct option own[] = {
 		{ "secret", required_argument, NULL, 's' },
 		{ "member", required_argument, NULL, 'm' },
 		{ "ttl", required_argument, NULL, 't' },
 		{ "verify", required_argument, NULL, 'v' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	struct token_args t = { 0 };
+	const struct ctl_cmd_opts cmd = { .name = "token",
+					  .usage = token_usage,
+					  .shared = CTL_OPT_JSON,
+					  .own = own,
+					  .own_short = "s:m:t:v:",
+					  .on_own = on_own,
+					  .ctx = &t };
+	struct ctl_opts o;
 	struct rs_secret secret = { .len = 0 };
-	const char *secret_path = NULL, *member = NULL, *ttl_arg = NULL, *verify = NULL;
+	const char *secret_path, *member, *ttl_arg, *verify;
 	char token[RS_TOKEN_MAX + 1];
 	uint64_t ttl = 0, now = 0;
-	bool json = false;
-	int c, err = 0, rc = 1;
+	bool json;
+	int err = 0, rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":s:m:t:v:jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			secret_path = optarg;
-			break;
-		case 'm':
-			member = optarg;
-			break;
-		case 't':
-			ttl_arg = optarg;
-			break;
-		case 'v':
-			verify = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			fputs(token_usage, stdout);
-			return 0;
-		case ':':
-			return ctl_usage_error("token", "option %s needs a value", argv[optind - 1]);
-		default:
-			return ctl_usage_error("token", "unknown option %s", argv[optind - 1]);
-		}
-	}
+	rc = ctl_parse_opts(&cmd, argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	rc = 1;
+	secret_path = t.secret_path;
+	member = t.member;
+	ttl_arg = t.ttl_arg;
+	verify = t.verify;
+	json = o.json;
 	if (optind < argc)
 		return ctl_usage_error("token", "unexpected argument '%s'", argv[optind]);
 	if (!secret_path)
@@ -198,11 +210,8 @@ int ctl_token(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	if (json) {
-		fputs("{", stdout);
-		ctl_json_key_string(stdout, true, "member", member);
-		ctl_json_key_uint(stdout, false, "expires", now + ttl);
-		ctl_json_key_string(stdout, false, "token", token);
-		fputs("}\n", stdout);
+		(void)ctl_json_print(stdout, json_pack("{s:o, s:I, s:o}", "member", ctl_json_text(member), "expires",
+						       (json_int_t)(now + ttl), "token", ctl_json_text(token)));
 	} else {
 		puts(token);
 	}

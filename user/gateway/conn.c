@@ -732,7 +732,7 @@ void gw_conn_gauges(const struct gateway *gw, uint64_t *supervisors, uint64_t *b
 	}
 }
 
-void gw_conn_abandon_all(struct gateway *gw)
+void gw_conn_goodbye_rest(struct gateway *gw)
 {
 	struct gw_conn *c, *next;
 

@@ -220,7 +220,7 @@ void gw_drain_tick(evutil_socket_t fd, short what, void *arg)
 		drained(gw);
 		return;
 	case RS_DRAIN_CLOSE_REST:
-		gw_conn_abandon_all(gw);
+		gw_conn_goodbye_rest(gw);
 		drained(gw);
 		return;
 	case RS_DRAIN_HAND_OFF:

@@ -213,9 +213,10 @@ void gw_conn_heartbeat(struct gateway *gw);
  * degraded) (conn.c); supervisors being handed off still count. */
 void gw_conn_gauges(const struct gateway *gw, uint64_t *supervisors, uint64_t *busiest, uint64_t *unrecorded);
 
-/* Closes every attached supervisor with GOODBYE shutdown, counting them
- * abandoned (conn.c). */
-void gw_conn_abandon_all(struct gateway *gw);
+/* The drain's budget is spent (RS_DRAIN_CLOSE_REST): sends GOODBYE
+ * shutdown to every supervisor still attached, ending its handoff if one is
+ * in flight, and counts and logs each as a handoff abandoned (conn.c). */
+void gw_conn_goodbye_rest(struct gateway *gw);
 
 /* Starts draining (drain.c): row draining, /readyz failing, paced handoffs.
  * exit_after: leave the loop once drained (SIGTERM). */
@@ -272,22 +273,22 @@ void gw_store_flush_owed(struct gateway *gw);
 extern const struct rs_store_job_kind gw_admit_kind;
 
 /* Builds the TLS context from --tls-cert/--tls-key/--tls-ca, or leaves it
- * NULL under --insecure (logged).  Returns 0 or -errno, logged (tls.c). */
+ * NULL under --insecure (logged).  Returns 0 or -errno, logged (tls_server.c). */
 int gw_tls_init(struct gateway *gw);
 
 /* SIGHUP: rebuilds the context from the same files for new connections;
- * unusable files are logged and counted, and the old context stays (tls.c). */
+ * unusable files are logged and counted, and the old context stays (tls_server.c). */
 void gw_tls_reload(struct gateway *gw);
 
 /* The heartbeat's check: reloads as SIGHUP does when a TLS file has been
- * replaced since the last (re)load (tls.c). */
+ * replaced since the last (re)load (tls_server.c). */
 void gw_tls_watch(struct gateway *gw);
 
 /* A bufferevent for an accepted socket: TLS (accepting) when a context is
- * set, else plain.  NULL on failure, fd then closed (tls.c). */
+ * set, else plain.  NULL on failure, fd then closed (tls_server.c). */
 struct bufferevent *gw_tls_bufferevent(struct gateway *gw, evutil_socket_t fd);
 
-/* Whether mTLS is off, or bev's client certificate names member (tls.c). */
+/* Whether mTLS is off, or bev's client certificate names member (tls_server.c). */
 bool gw_tls_client_is(struct bufferevent *bev, const struct gateway *gw, const char *member);
 
 /* With --agent: registers both listening sockets with the node agent,

@@ -15,7 +15,7 @@
  * Token refresh and drain redirects are make-before-break: the attached
  * link stays until the new one is accepted.
  *
- * Trust (tls.c): a target learned from the wire (a REDIRECT's, or the
+ * Trust (tls_trust.c): a target learned from the wire (a REDIRECT's, or the
  * last gateway's peer endpoint from ACCEPT) is dialed only if it is
  * allowed: under TLS its certificate must name that gateway's id, in
  * plaintext its address must lie inside --redirect-allow.  A refused

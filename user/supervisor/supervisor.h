@@ -95,20 +95,20 @@ void sup_on_refresh(evutil_socket_t fd, short what, void *arg);
 void sup_on_heartbeat(evutil_socket_t fd, short what, void *arg);
 
 /* (Re)builds s->tls from the --tls-* files; on failure the previous one
- * stays.  Returns 0 or -errno, logged (tls.c). */
+ * stays.  Returns 0 or -errno, logged (tls_trust.c). */
 int sup_tls_load(struct supervisor *s);
 
 /* Reloads as SIGHUP does when a TLS file was replaced since the last
- * (re)load; called before each dial and at each heartbeat (tls.c). */
+ * (re)load; called before each dial and at each heartbeat (tls_trust.c). */
 void sup_tls_watch(struct supervisor *s);
 
 /* A bufferevent for the unconnected socket fd: TLS (connecting, the server
  * certificate verified and required to name name) when s->tls is set, else
- * plain.  NULL on failure, fd then closed (tls.c). */
+ * plain.  NULL on failure, fd then closed (tls_trust.c). */
 struct bufferevent *sup_tls_bufferevent(struct supervisor *s, int fd, const char *name);
 
 /* Whether a plaintext dial to the peer address ss may go ahead: TLS
- * (the certificate decides), or ss inside --redirect-allow (tls.c). */
+ * (the certificate decides), or ss inside --redirect-allow (tls_trust.c). */
 bool sup_target_allowed(const struct supervisor *s, const struct sockaddr_storage *ss);
 
 /* Registers with the node agent (--agent) unless registered: before a

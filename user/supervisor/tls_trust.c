@@ -1,4 +1,4 @@
-/* tls.c - the supervisor's side of trust: TLS 1.3 links whose server
+/* tls_trust.c - the supervisor's side of trust: TLS 1.3 links whose server
  * certificate must name the gateway the supervisor means to reach (the
  * REDIRECT's gateway id, its last gateway on a redial, the Service's name on
  * a Service dial), and in plaintext (--insecure) an allow list of networks

@@ -1,4 +1,4 @@
-/* tls.c - the gateway's TLS: one context for both listeners, built from
+/* tls_server.c - the gateway's TLS: one context for both listeners, built from
  * --tls-cert/--tls-key (and --tls-ca: client certificates required, mTLS),
  * rebuilt on SIGHUP.  A reload swaps the pointer new connections use; an
  * SSL holds a reference to the context it was made from, so connections
