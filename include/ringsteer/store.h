@@ -193,6 +193,12 @@ struct rs_admit {
  * redirected to it until its row expires, would all stay where the Service
  * dropped them, above the cap.
  *
+ * An arrival (no stay) whose own pending reservation is at another live
+ * serving gateway H that, without this member, is below the cap is sent
+ * to H (reason RS_REASON_RESERVED): the reservation counted in H's load
+ * all along, so loads stay exact.  This is how a supervisor that left
+ * (rs_store_session_leave()) and returns within the grace goes home.
+ *
  * An arrival (no stay) that lands where its own pending reservation is,
  * at a serving gateway, is accepted there (reason RS_REASON_RESERVED when
  * the rule would now say otherwise): the rule chose this gateway when the
@@ -295,5 +301,17 @@ int rs_store_session_sandboxes(struct rs_store *st, const char *gateway_id, cons
 /* Deletes member's row if it is still (gateway_id, epoch): a departure.
  * Returns 0 (deleted or already moved on), -EIO, -EBUSY. */
 int rs_store_session_end(struct rs_store *st, const char *gateway_id, const char *member_id, uint64_t epoch);
+
+/* A departure that keeps its place: if member's row is still its active
+ * attachment at (gateway_id, epoch), the row becomes a pending reservation
+ * at the same gateway until now + grace_ms (epoch and facts kept), counted
+ * in that gateway's load as any reservation, so that the member returning
+ * within the grace goes home (rs_store_admit(), rs_store_steer()) and one
+ * gone for good frees its place when the reservation expires.  grace_ms 0,
+ * or a row that is not active, is rs_store_session_end().  A draining or
+ * exiting gateway ends its sessions instead (its place is not to keep).
+ * Returns 0 (kept, deleted, or already moved on), -EINVAL, -EIO, -EBUSY. */
+int rs_store_session_leave(struct rs_store *st, const char *gateway_id, const char *member_id, uint64_t epoch,
+			   int64_t now_ms, uint32_t grace_ms);
 
 #endif

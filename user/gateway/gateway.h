@@ -37,6 +37,8 @@ struct gw_config {
 	uint32_t hello_timeout_ms;
 	uint32_t reservation_ms;
 	uint32_t token_ttl_s;        /* lifetime of tokens minted on REFRESH */
+	uint32_t home_grace_ms;      /* a departure's place kept this long (0: freed) */
+	bool home_grace_set;         /* --home-grace given; else it is the TTL */
 	bool no_placement;           /* accept everyone where they land (benchmarks) */
 	struct rs_drain_config drain;
 	uint32_t handoff_timeout_ms; /* a redirected supervisor's old link is kept this long */

@@ -118,6 +118,7 @@ struct end_call {
 	struct gw_call call;
 	struct gateway *gw;
 	uint64_t epoch;
+	uint32_t grace_ms; /* 0: the place is not kept (draining) */
 	char member_id[RS_ID_MAX + 1];
 };
 
@@ -125,7 +126,7 @@ static int end_run(struct rs_store *st, struct gw_call *call)
 {
 	struct end_call *e = (struct end_call *)call;
 
-	return rs_store_session_end(st, e->gw->cfg.id, e->member_id, e->epoch);
+	return rs_store_session_leave(st, e->gw->cfg.id, e->member_id, e->epoch, gw_now_ms(), e->grace_ms);
 }
 
 static void owe(struct gateway *gw, const char *member_id, uint64_t epoch)
@@ -177,6 +178,9 @@ void gw_store_end_session(struct gateway *gw, const char *member_id, uint64_t ep
 	e->call = (struct gw_call){ end_run, end_done };
 	e->gw = gw;
 	e->epoch = epoch;
+	/* A draining gateway's departures keep no place here: it will be gone,
+	 * and its handoffs already moved the others' rows. */
+	e->grace_ms = gw->draining ? 0 : gw->cfg.home_grace_ms;
 	snprintf(e->member_id, sizeof(e->member_id), "%s", member_id);
 	if (gw_store_call(gw, &e->call) != 0) {
 		owe(gw, member_id, epoch);

@@ -221,6 +221,14 @@ static int admit_one(struct rs_store *st, struct rs_admit *a, int at)
 		d.reason = RS_REASON_RESERVED;
 		d.full = false;
 	}
+	/* Arrived elsewhere while its reservation holds a place: it goes
+	 * there (a restart goes home; the reservation counted all along). */
+	if (!a->stay && !a->handoff && !reserved_here && d.gateway != (uint32_t)arrival.stale &&
+	    rs_store_goes_home(st, &m, arrival.stale, d.cap)) {
+		d.gateway = (uint32_t)arrival.stale;
+		d.reason = RS_REASON_RESERVED;
+		d.full = false;
+	}
 	if (fallback && here->state == RS_GATEWAY_SERVING && st->loads[at] < d.cap) {
 		d.gateway = (uint32_t)at;
 		d.reason = RS_REASON_STAY;
