@@ -164,6 +164,9 @@ struct rs_admit {
 	bool redirected;          /* HELLO said REDIRECTED (dialing a redirect's target) */
 	bool handoff;             /* the deciding gateway drains and hands this
 				   * attached member (row: here, this epoch) off */
+	bool deferred;            /* the deciding gateway serves, above the cap,
+				   * and places this attached member (row: here,
+				   * this epoch), accepted degraded, by the rule */
 	uint32_t sandboxes;
 	const char *source;       /* "ADDR:PORT" or "" */
 	int64_t now_ms;
@@ -213,7 +216,17 @@ struct rs_admit {
  * gateway (reason drain-handoff), never accepted here, and its row becomes a
  * pending reservation at the target with the same epoch and sandboxes, so
  * the next handoff of the plan counts it.  instance_id, sandboxes and source
- * are taken from the row. */
+ * are taken from the row.
+ *
+ * With deferred set (never with handoff), the deciding gateway serves and
+ * the member, accepted there degraded while the store was away and since
+ * claimed (rs_store_session_claim() said above_cap), is placed by the rule
+ * now, once: the row must be (gateway_id, epoch), else -ESTALE.  If the
+ * deciding gateway, counting the member, is no longer above the cap, or the
+ * rule (over the whole serving ring, the member's row here its stale
+ * record, from nowhere) chooses it, the member is accepted here and nothing
+ * is written; otherwise its row becomes a pending reservation at the target
+ * as a handoff's does (the rule's reason: placed or owner-fallback). */
 int rs_store_admit(struct rs_store *st, struct rs_admit *a);
 
 /* Arrivals pending together at one gateway, decided in one write
@@ -284,14 +297,21 @@ struct rs_session_claim {
 	uint32_t sandboxes;
 	const char *source;      /* "ADDR:PORT" or "" */
 	int64_t now_ms;
+	/* out, on success: the claiming gateway's load (counted sessions, this
+	 * one included) and the cap (ceil(N / G) over live gateways, G the
+	 * serving ones) once the row is written, and load > cap */
+	uint32_t load, cap;
+	bool above_cap;
 };
 
 /* Records a degraded session: in one write transaction, refreshes
  * gateway_id's heartbeat and makes the member's row active there with this
  * epoch (attached now) unless the row holds a newer epoch, or this epoch at
- * another gateway.  Returns 0, -ESTALE (superseded: nothing written),
- * -ENOENT (gateway_id has no row: nothing written), -EINVAL, -EIO, -EBUSY. */
-int rs_store_session_claim(struct rs_store *st, const struct rs_session_claim *c);
+ * another gateway; then says whether the gateway is above the cap (a
+ * caller places such a member by the rule once: rs_admit.deferred).
+ * Returns 0, -ESTALE (superseded: nothing written), -ENOENT (gateway_id has
+ * no row: nothing written), -EINVAL, -EIO, -EBUSY. */
+int rs_store_session_claim(struct rs_store *st, struct rs_session_claim *c);
 
 /* Records member's sandbox count if its row is still (gateway_id, epoch).
  * Returns 0, -ESTALE (row moved on), -EIO, -EBUSY. */

@@ -63,7 +63,7 @@ static void conn_free(struct gw_conn *c)
 	/* An unrecorded session has no row to end; a recorded one's row is
 	 * ended off the loop (owed while the store is away). */
 	if (c->attached_once && !c->unrecorded)
-		gw_store_end_session(gw, c->member_id, c->epoch);
+		gw_store_end_session(gw, c->member_id, c->epoch, true);
 	if (c->job_ref)
 		*c->job_ref = NULL; /* its answer will find the connection gone */
 	gw_member_remove(gw, c);
@@ -72,8 +72,10 @@ static void conn_free(struct gw_conn *c)
 		gw->n_attached--;
 	if (c->attached_once && c->unrecorded)
 		gw->n_unrecorded--;
-	if (c->redirected && !c->handoff_ended)
+	if (c->redirected && !c->handoff_ended && !c->deferred)
 		gw->counters.handoffs_completed++; /* it left on its own: accepted at the target */
+	if (c->deferred_due)
+		gw->n_deferred_due--;
 	gw_conn_handoff_settle(c);
 	if (gw->drain_cursor == c)
 		gw->drain_cursor = c->next;
@@ -373,7 +375,7 @@ static void admitted(struct gw_admit_job *job, int err)
 		/* It left while the store decided: an attachment here is taken
 		 * back (a redirect's reservation lapses on its own). */
 		if (!err && a->accepted)
-			gw_store_end_session(gw, job->member_id, a->epoch);
+			gw_store_end_session(gw, job->member_id, a->epoch, true);
 		goto cleanup;
 	}
 	if (err) {
@@ -385,7 +387,7 @@ static void admitted(struct gw_admit_job *job, int err)
 	 * that nobody counts it here; the supervisor waits the hint and comes
 	 * back through the Service. */
 	if (a->accepted && sessions_full(c)) {
-		gw_store_end_session(gw, a->member_id, a->epoch);
+		gw_store_end_session(gw, a->member_id, a->epoch, false);
 		reject_sessions_full(c);
 		goto cleanup;
 	}

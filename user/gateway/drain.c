@@ -91,7 +91,8 @@ static void handed_off(struct gw_admit_job *job, int err)
 	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_REDIRECT };
 	struct timeval deadline = rs_ms_timeval(gw->cfg.handoff_timeout_ms);
 
-	gw->n_handoff_jobs--;
+	if (!a->deferred)
+		gw->n_handoff_jobs--;
 	gw->counters.store_batched++;
 	gw_store_outcome(gw, err);
 	if (err && err != -ESTALE && err != -ENOENT) {
@@ -110,11 +111,19 @@ static void handed_off(struct gw_admit_job *job, int err)
 		goto cleanup;
 	}
 	gw_conn_log_decision(c, a, false);
+	if (a->deferred && a->accepted)
+		goto cleanup; /* the rule keeps it here: nothing moves */
+	/* REDIRECT {drain} for a deferred placement too: the supervisor keeps
+	 * this link until the target accepts it (make before break). */
 	f.u.redirect.reason = RS_REDIRECT_DRAIN;
 	snprintf(f.u.redirect.gateway_id, sizeof(f.u.redirect.gateway_id), "%s", a->target_id);
 	snprintf(f.u.redirect.peer, sizeof(f.u.redirect.peer), "%s", a->target_peer);
 	gw_conn_send(c, &f);
-	gw->counters.redirects_drain++;
+	if (a->deferred)
+		gw->counters.redirects_deferred++;
+	else
+		gw->counters.redirects_drain++;
+	c->deferred = a->deferred;
 	c->state = CONN_HANDOFF;
 	c->redirected = true;
 	c->in_flight = true;
@@ -124,7 +133,7 @@ cleanup:
 	free(job);
 }
 
-int gw_drain_hand_off(struct gw_conn *c)
+int gw_drain_hand_off(struct gw_conn *c, bool deferred)
 {
 	struct gateway *gw = c->gw;
 	struct gw_admit_job *job;
@@ -143,14 +152,16 @@ int gw_drain_hand_off(struct gw_conn *c)
 	job->conn = c;
 	job->done = handed_off;
 	job->a.epoch = c->epoch;
-	job->a.handoff = true;
+	job->a.handoff = !deferred;
+	job->a.deferred = deferred;
 	job->a.sandboxes = c->sandboxes;
 	err = gw_admit_submit(job);
 	if (err) {
 		free(job);
 		return err;
 	}
-	gw->n_handoff_jobs++;
+	if (!deferred)
+		gw->n_handoff_jobs++;
 	return 0;
 }
 
@@ -175,7 +186,7 @@ static size_t hand_off_some(struct gateway *gw, size_t n)
 	size_t sent = 0;
 
 	while (c && sent < n) {
-		if (c->state == CONN_ATTACHED && !c->job_ref && gw_drain_hand_off(c) == 0)
+		if (c->state == CONN_ATTACHED && !c->job_ref && gw_drain_hand_off(c, false) == 0)
 			sent++;
 		c = c->next ? c->next : gw->conns;
 		if (c == start)

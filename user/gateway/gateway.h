@@ -119,6 +119,7 @@ struct gw_counters {
 	uint64_t accepts;             /* placements that attached here */
 	uint64_t redirects_placement; /* placements that sent the member elsewhere */
 	uint64_t redirects_drain;
+	uint64_t redirects_deferred;  /* degraded arrivals placed by the rule once claimed */
 	uint64_t stays;               /* accepts honoring STAY */
 	uint64_t reserved;            /* accepts where the member's reservation was (store_admit.c) */
 	uint64_t owner_fallbacks;
@@ -145,6 +146,7 @@ struct gw_counters {
 struct gw_owed_end {
 	struct gw_owed_end *next;
 	uint64_t epoch;
+	bool keep_place;
 	char member_id[RS_ID_MAX + 1];
 };
 
@@ -189,6 +191,8 @@ struct gateway {
 	bool store_up;                /* the last store operation found the store answering */
 	struct rs_drain drain;
 	struct event *drain_ev;
+	struct event *deferred_ev;    /* paces deferred placements (deferred.c) */
+	size_t n_deferred_due;        /* connections marked deferred_due */
 	struct gw_counters counters;
 	struct gw_unauth unauth;      /* connections waiting for HELLO, per source */
 	struct gw_log_rate reject_log[GW_REJECT_COUNT];
@@ -224,6 +228,10 @@ void gw_drain_start(struct gateway *gw, bool exit_after);
 
 /* The drain's timer callback (drain.c). */
 void gw_drain_tick(evutil_socket_t fd, short what, void *arg);
+
+/* The deferred placements' timer callback: hands off the next connection
+ * marked deferred_due, one per --drain-pace (deferred.c). */
+void gw_deferred_tick(evutil_socket_t fd, short what, void *arg);
 
 /* Writes our row's draining state (off the loop); drain_unrecorded stays
  * set until the store has it (drain.c). */
@@ -263,8 +271,10 @@ int gw_store_call(struct gateway *gw, struct gw_call *call);
 
 /* Ends member's row at epoch here, off the loop; while the store is away
  * (or the end fails for want of it) it is owed and sent on its return
- * (store_call.c). */
-void gw_store_end_session(struct gateway *gw, const char *member_id, uint64_t epoch);
+ * (store_call.c).  keep_place: a supervisor that went away, whose place
+ * is kept --home-grace for its return (rs_store_session_leave), unless we
+ * drain; else the row goes (a place it could not use). */
+void gw_store_end_session(struct gateway *gw, const char *member_id, uint64_t epoch, bool keep_place);
 
 /* Sends the session ends owed since the store went away (store_call.c). */
 void gw_store_flush_owed(struct gateway *gw);

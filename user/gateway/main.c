@@ -350,10 +350,11 @@ int main(int argc, char **argv)
 	tick = rs_ms_timeval(gw.cfg.heartbeat_ms);
 	gw.heartbeat_ev = event_new(gw.base, -1, EV_PERSIST, on_heartbeat, &gw);
 	gw.drain_ev = evtimer_new(gw.base, gw_drain_tick, &gw);
+	gw.deferred_ev = evtimer_new(gw.base, gw_deferred_tick, &gw);
 	gw.sigterm_ev = evsignal_new(gw.base, SIGTERM, on_stop, &gw);
 	gw.sigint_ev = evsignal_new(gw.base, SIGINT, on_stop, &gw);
 	gw.sighup_ev = evsignal_new(gw.base, SIGHUP, on_sighup, &gw);
-	if (!gw.heartbeat_ev || !gw.drain_ev || !gw.sigterm_ev || !gw.sigint_ev || !gw.sighup_ev ||
+	if (!gw.heartbeat_ev || !gw.drain_ev || !gw.deferred_ev || !gw.sigterm_ev || !gw.sigint_ev || !gw.sighup_ev ||
 	    event_add(gw.heartbeat_ev, &tick) || event_add(gw.sigterm_ev, NULL) || event_add(gw.sigint_ev, NULL) ||
 	    event_add(gw.sighup_ev, NULL))
 		goto cleanup;
@@ -387,6 +388,8 @@ cleanup:
 		event_free(gw.heartbeat_ev);
 	if (gw.drain_ev)
 		event_free(gw.drain_ev);
+	if (gw.deferred_ev)
+		event_free(gw.deferred_ev);
 	if (gw.sigterm_ev)
 		event_free(gw.sigterm_ev);
 	if (gw.sigint_ev)

@@ -45,12 +45,14 @@ static void render(const void *ctx, struct evbuffer *b)
 	evbuffer_add_printf(b, "ringsteer_gateway_placements_total{gateway=\"%s\",outcome=\"accept\"} %llu\n", id,
 			    (unsigned long long)k->accepts);
 	evbuffer_add_printf(b, "ringsteer_gateway_placements_total{gateway=\"%s\",outcome=\"redirect\"} %llu\n", id,
-			    (unsigned long long)(k->redirects_placement + k->redirects_drain));
+			    (unsigned long long)(k->redirects_placement + k->redirects_drain + k->redirects_deferred));
 	rs_metrics_family(b, "ringsteer_gateway_redirects_total", "counter", "Redirects sent, by reason.");
 	evbuffer_add_printf(b, "ringsteer_gateway_redirects_total{gateway=\"%s\",reason=\"placement\"} %llu\n", id,
 			    (unsigned long long)k->redirects_placement);
 	evbuffer_add_printf(b, "ringsteer_gateway_redirects_total{gateway=\"%s\",reason=\"drain\"} %llu\n", id,
 			    (unsigned long long)k->redirects_drain);
+	evbuffer_add_printf(b, "ringsteer_gateway_redirects_total{gateway=\"%s\",reason=\"deferred\"} %llu\n", id,
+			    (unsigned long long)k->redirects_deferred);
 	rs_metrics_family(b, "ringsteer_gateway_stays_total", "counter", "Arrivals accepted because they asked to stay.");
 	evbuffer_add_printf(b, "ringsteer_gateway_stays_total{gateway=\"%s\"} %llu\n", id,
 			    (unsigned long long)k->stays);
