@@ -47,8 +47,12 @@ static void claim_done(struct gw_call *call, int err)
 		gw_conn_job_clear(c);
 	if (err == 0) {
 		gw->counters.claims_recorded++;
+		char load[12], cap[12];
+
+		snprintf(load, sizeof(load), "%u", k->claim.load);
+		snprintf(cap, sizeof(cap), "%u", k->claim.cap);
 		rs_log(stderr, "info", gw->who, "event", "claim", "member", k->member_id, "epoch", epoch, "result",
-		       "recorded", NULL);
+		       "recorded", "load", load, "cap", cap, NULL);
 		if (!c || !gw_conn_is_attached(c))
 			gw_store_end_session(gw, k->member_id, k->claim.epoch, true); /* it left meanwhile */
 		else {
@@ -57,8 +61,9 @@ static void claim_done(struct gw_call *call, int err)
 			if (c->sandboxes != k->claim.sandboxes)
 				c->sandboxes_dirty = true;
 			/* Never placed by the rule, and its gateway above the cap
-			 * with it: placed now, once (deferred.c). */
-			if (k->claim.above_cap)
+			 * with it, or the store's ring not yet whole after its
+			 * outage: placed once it is, if still above (deferred.c). */
+			if (k->claim.above_cap || !gw_deferred_view_settled(gw))
 				gw_deferred_mark(c);
 		}
 	} else if (err == -ESTALE) {

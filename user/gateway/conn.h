@@ -148,6 +148,10 @@ int gw_drain_hand_off(struct gw_conn *c, bool deferred);
  * (deferred.c). */
 void gw_deferred_mark(struct gw_conn *c);
 
+/* Whether one TTL has passed since the store last answered again: the
+ * store's ring then holds every live gateway (deferred.c). */
+bool gw_deferred_view_settled(const struct gateway *gw);
+
 /* The handoff deadline passed for c (its timer): closed, counted (drain.c). */
 void gw_drain_handoff_expired(struct gw_conn *c);
 

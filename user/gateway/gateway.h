@@ -193,6 +193,7 @@ struct gateway {
 	struct event *drain_ev;
 	struct event *deferred_ev;    /* paces deferred placements (deferred.c) */
 	size_t n_deferred_due;        /* connections marked deferred_due */
+	int64_t store_back_ms;        /* monotonic: when the store last answered again */
 	struct gw_counters counters;
 	struct gw_unauth unauth;      /* connections waiting for HELLO, per source */
 	struct gw_log_rate reject_log[GW_REJECT_COUNT];
