@@ -167,10 +167,14 @@ struct rs_admit {
 	bool deferred;            /* the deciding gateway serves, above the cap,
 				   * and places this attached member (row: here,
 				   * this epoch), accepted degraded, by the rule */
+	bool liveness;            /* a Service fallback's third round in a row
+				   * refused here: honor the stay above the cap */
 	uint32_t sandboxes;
 	const char *source;       /* "ADDR:PORT" or "" */
 	int64_t now_ms;
 	/* out */
+	bool fallback;            /* decided as a Service fallback (below) */
+	bool over_cap;            /* accepted above the cap for liveness */
 	bool accepted;            /* true: attach here; false: redirect to target */
 	struct rs_decision decision;
 	char target_id[RS_ID_MAX + 1];
@@ -194,7 +198,11 @@ struct rs_admit {
  * gateway is serving and below that cap, else the member is placed by the
  * rule (never back to T).  Without this a killed gateway's supervisors,
  * redirected to it until its row expires, would all stay where the Service
- * dropped them, above the cap.
+ * dropped them, above the cap.  a->fallback says the arrival was decided so.
+ * With a->liveness (the deciding gateway counted this member's fallbacks
+ * refused here twice in a row: every target it is sent to is unreachable,
+ * a lasting partition) the stay is honored while the deciding gateway
+ * serves, above the cap or not (a->over_cap then): liveness beats balance.
  *
  * An arrival (no stay) whose own pending reservation is at another live
  * serving gateway H that, without this member, is below the cap is sent

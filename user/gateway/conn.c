@@ -393,6 +393,18 @@ static void admitted(struct gw_admit_job *job, int err)
 	}
 	gw_conn_log_decision(c, a, job->stay_asked);
 	gw->counters.owner_fallbacks += a->decision.full;
+	if (a->over_cap) {
+		char rounds[12];
+
+		snprintf(rounds, sizeof(rounds), "%u", gw_rounds_get(gw, a->member_id) + 1);
+		gw->counters.over_cap_accepts++;
+		rs_log(stderr, "warn", gw->who, "event", "over_cap_accept", "member", a->member_id, "rounds", rounds,
+		       "text", "every redirect target unreachable: accepted above the cap (liveness)", NULL);
+	}
+	if (a->fallback && !a->accepted)
+		gw_rounds_refused(gw, a->member_id);
+	else
+		gw_rounds_end(gw, a->member_id);
 	if (!a->accepted) {
 		gw->counters.redirects_placement++;
 		f.type = RS_FRAME_REDIRECT;
@@ -456,6 +468,9 @@ static void on_hello(struct gw_conn *c, const struct rs_hello *h)
 	job->a.epoch = h->epoch;
 	job->a.stay = stay_asked || gw->cfg.no_placement;
 	job->a.redirected = h->flags & RS_HELLO_REDIRECTED;
+	/* Two fallbacks of this member refused here in a row: this third is
+	 * accepted above the cap if it is one (the store recognises it). */
+	job->a.liveness = stay_asked && !job->a.redirected && gw_rounds_get(gw, h->member_id) >= 2;
 	job->a.sandboxes = h->sandboxes;
 	err = gw_admit_submit(job);
 	if (err) {

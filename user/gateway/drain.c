@@ -91,7 +91,9 @@ static void handed_off(struct gw_admit_job *job, int err)
 	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_REDIRECT };
 	struct timeval deadline = rs_ms_timeval(gw->cfg.handoff_timeout_ms);
 
-	if (!a->deferred)
+	if (a->deferred)
+		gw->n_deferred_jobs--;
+	else
 		gw->n_handoff_jobs--;
 	gw->counters.store_batched++;
 	gw_store_outcome(gw, err);
@@ -160,7 +162,9 @@ int gw_drain_hand_off(struct gw_conn *c, bool deferred)
 		free(job);
 		return err;
 	}
-	if (!deferred)
+	if (deferred)
+		gw->n_deferred_jobs++;
+	else
 		gw->n_handoff_jobs++;
 	return 0;
 }

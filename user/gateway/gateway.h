@@ -120,6 +120,7 @@ struct gw_counters {
 	uint64_t redirects_placement; /* placements that sent the member elsewhere */
 	uint64_t redirects_drain;
 	uint64_t redirects_deferred;  /* degraded arrivals placed by the rule once claimed */
+	uint64_t over_cap_accepts;    /* fallbacks accepted above the cap for liveness */
 	uint64_t stays;               /* accepts honoring STAY */
 	uint64_t reserved;            /* accepts where the member's reservation was (store_admit.c) */
 	uint64_t owner_fallbacks;
@@ -147,6 +148,14 @@ struct gw_owed_end {
 	struct gw_owed_end *next;
 	uint64_t epoch;
 	bool keep_place;
+	char member_id[RS_ID_MAX + 1];
+};
+
+/* A member's Service fallbacks refused here in a row (rounds.c). */
+struct gw_round {
+	struct gw_round *next;
+	uint32_t n;
+	int64_t last_ms; /* monotonic: the last refusal */
 	char member_id[RS_ID_MAX + 1];
 };
 
@@ -193,7 +202,9 @@ struct gateway {
 	struct event *drain_ev;
 	struct event *deferred_ev;    /* paces deferred placements (deferred.c) */
 	size_t n_deferred_due;        /* connections marked deferred_due */
+	size_t n_deferred_jobs;       /* deferred placements submitted, not answered */
 	int64_t store_back_ms;        /* monotonic: when the store last answered again */
+	struct gw_round *rounds;      /* fallback runs under way (rounds.c) */
 	struct gw_counters counters;
 	struct gw_unauth unauth;      /* connections waiting for HELLO, per source */
 	struct gw_log_rate reject_log[GW_REJECT_COUNT];
@@ -229,6 +240,13 @@ void gw_drain_start(struct gateway *gw, bool exit_after);
 
 /* The drain's timer callback (drain.c). */
 void gw_drain_tick(evutil_socket_t fd, short what, void *arg);
+
+/* A member's fallback rounds refused here in a row (rounds.c): how many;
+ * one more refused; the run ended (it attached here); all freed. */
+uint32_t gw_rounds_get(struct gateway *gw, const char *member_id);
+void gw_rounds_refused(struct gateway *gw, const char *member_id);
+void gw_rounds_end(struct gateway *gw, const char *member_id);
+void gw_rounds_free(struct gateway *gw);
 
 /* The deferred placements' timer callback: hands off the next connection
  * marked deferred_due, one per --drain-pace (deferred.c). */

@@ -390,6 +390,7 @@ cleanup:
 		event_free(gw.drain_ev);
 	if (gw.deferred_ev)
 		event_free(gw.deferred_ev);
+	gw_rounds_free(&gw);
 	if (gw.sigterm_ev)
 		event_free(gw.sigterm_ev);
 	if (gw.sigint_ev)

@@ -236,7 +236,8 @@ static int admit_one(struct rs_store *st, struct rs_admit *a, int at)
 		d.reason = RS_REASON_RESERVED;
 		d.full = false;
 	}
-	if (fallback && here->state == RS_GATEWAY_SERVING && st->loads[at] < d.cap) {
+	if (fallback && here->state == RS_GATEWAY_SERVING && (st->loads[at] < d.cap || a->liveness)) {
+		a->over_cap = st->loads[at] >= d.cap;
 		d.gateway = (uint32_t)at;
 		d.reason = RS_REASON_STAY;
 		d.full = false;
@@ -264,6 +265,7 @@ static int admit_one(struct rs_store *st, struct rs_admit *a, int at)
 	if (err)
 		return err;
 	a->accepted = target == here;
+	a->fallback = fallback;
 	a->decision = d;
 	memcpy(a->target_id, target->id, sizeof(a->target_id));
 	memcpy(a->target_peer, target->peer, sizeof(a->target_peer));
@@ -303,6 +305,8 @@ static int admit_batch(struct rs_store *st, void *arg)
 static void clear_outputs(struct rs_admit *a)
 {
 	a->accepted = false;
+	a->fallback = false;
+	a->over_cap = false;
 	a->target_id[0] = '\0';
 	a->target_peer[0] = '\0';
 	memset(&a->decision, 0, sizeof(a->decision));
