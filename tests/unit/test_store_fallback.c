@@ -67,7 +67,7 @@ static struct rs_store *open_store(const struct fixture *f, const char *const *i
 {
 	const struct rs_store_options opt = { .ttl_ms = TTL, .reservation_ms = 5000 };
 	struct rs_store *st = NULL;
-	char peer[32];
+	char peer[48];
 
 	assert_int_equal(rs_store_open(f->url, &opt, &st), 0);
 	for (size_t i = 0; i < n; i++) {
