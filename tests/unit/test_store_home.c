@@ -7,7 +7,8 @@
  * place when the grace ends.  A draining gateway keeps no place (grace 0
  * deletes), and a reservation at a gateway that drains sends nobody there.
  * A whole fleet leaving and coming back through random landings ends where
- * it was, loads unchanged. */
+ * it was, loads unchanged.  Runs on SQLite, then on PostgreSQL when
+ * RS_TEST_PG_URL names a server (a database of its own, emptied per test). */
 #include <errno.h>
 #include <ftw.h>
 #include <setjmp.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <libpq-fe.h>
 
 #include "ringsteer/ring.h"
 #include "ringsteer/store.h"
@@ -30,13 +32,43 @@
 #define TTL 15000
 #define GRACE 10000
 
+/* A pass's backend: pg_url empty for SQLite, else its own database. */
+struct backend_env {
+	char pg_url[700];
+};
+
 struct fixture {
 	char dir[64];
-	char url[160];
+	char url[760];
 };
+
+static void pg_quiet(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
+static int pg_exec(const char *url, const char *sql)
+{
+	PGconn *c = PQconnectdb(url);
+	PGresult *res = NULL;
+	int ok = PQstatus(c) == CONNECTION_OK;
+
+	PQsetNoticeProcessor(c, pg_quiet, NULL);
+	if (ok) {
+		res = PQexec(c, sql);
+		ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+	}
+	if (!ok)
+		fprintf(stderr, "store home: %s: %s", sql, PQerrorMessage(c));
+	PQclear(res);
+	PQfinish(c);
+	return ok ? 0 : -1;
+}
 
 static int make_dir(void **state)
 {
+	const struct backend_env *env = *state;
 	struct fixture *f = calloc(1, sizeof(*f));
 
 	if (!f)
@@ -46,7 +78,16 @@ static int make_dir(void **state)
 		free(f);
 		return -1;
 	}
-	snprintf(f->url, sizeof(f->url), "sqlite:%s/ringsteer.db", f->dir);
+	if (env->pg_url[0]) {
+		snprintf(f->url, sizeof(f->url), "%s", env->pg_url);
+		if (pg_exec(f->url, "DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public") != 0) {
+			rmdir(f->dir);
+			free(f);
+			return -1;
+		}
+	} else {
+		snprintf(f->url, sizeof(f->url), "sqlite:%s/ringsteer.db", f->dir);
+	}
 	*state = f;
 	return 0;
 }
@@ -356,15 +397,38 @@ static void test_fleet_restart(void **state)
 	rs_store_close(st);
 }
 
+#define HOME_TESTS(env)                                                                                 \
+	cmocka_unit_test_prestate_setup_teardown(test_leave_keeps_place, make_dir, remove_dir, env),             \
+	cmocka_unit_test_prestate_setup_teardown(test_return_goes_home, make_dir, remove_dir, env),              \
+	cmocka_unit_test_prestate_setup_teardown(test_no_home_when_full_or_draining, make_dir, remove_dir, env), \
+	cmocka_unit_test_prestate_setup_teardown(test_expired_place_taken, make_dir, remove_dir, env),           \
+	cmocka_unit_test_prestate_setup_teardown(test_fleet_restart, make_dir, remove_dir, env)
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_leave_keeps_place, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_return_goes_home, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_no_home_when_full_or_draining, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_expired_place_taken, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_fleet_restart, make_dir, remove_dir),
-	};
+	struct backend_env sqlite_env = { .pg_url = "" }, pg_env;
+	const struct CMUnitTest sqlite_tests[] = { HOME_TESTS(&sqlite_env) };
+	const struct CMUnitTest pg_tests[] = { HOME_TESTS(&pg_env) };
+	const char *base = getenv("RS_TEST_PG_URL");
+	char sql[128];
+	int failed;
 
-	return cmocka_run_group_tests_name("store_home", tests, NULL, NULL);
+	failed = cmocka_run_group_tests_name("store home (sqlite)", sqlite_tests, NULL, NULL);
+	if (!base || !base[0]) {
+		printf("# store home (postgres): SKIPPED, RS_TEST_PG_URL is not set "
+		       "(tests/pg/pg_server.sh start DIR prints one; make pg-test does it all)\n");
+		return failed;
+	}
+	snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS rs_home_%ld WITH (FORCE)", (long)getpid());
+	if (pg_exec(base, sql) != 0)
+		return failed + 1;
+	snprintf(sql, sizeof(sql), "CREATE DATABASE rs_home_%ld", (long)getpid());
+	if (pg_exec(base, sql) != 0)
+		return failed + 1;
+	snprintf(pg_env.pg_url, sizeof(pg_env.pg_url), "%s%sdbname=rs_home_%ld", base, strchr(base, '?') ? "&" : "?",
+		 (long)getpid());
+	failed += cmocka_run_group_tests_name("store home (postgres)", pg_tests, NULL, NULL);
+	snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS rs_home_%ld WITH (FORCE)", (long)getpid());
+	pg_exec(base, sql);
+	return failed;
 }
