@@ -273,8 +273,9 @@ struct rs_store_steer {
 
 /* Chooses the gateway member_id's next connect to the Service goes to, in
  * one write transaction: where its row counts at a live serving gateway
- * (attached, or already reserved) nothing is written and that gateway is
- * the answer; otherwise the member is placed exactly as rs_store_admit()
+ * (attached, or already reserved: by a steer, a redirect, or its own
+ * departure, rs_store_session_leave(), so a restart goes home) nothing is
+ * written and that gateway is the answer; otherwise the member is placed exactly as rs_store_admit()
  * would place it arriving through the Service (no stay), and its row
  * becomes a pending reservation at the target until now +
  * reservation_ms (epoch and facts of an existing row kept), so that
