@@ -46,9 +46,9 @@ static void claim_done(struct gw_call *call, int err)
 	if (c)
 		gw_conn_job_clear(c);
 	if (err == 0) {
-		gw->counters.claims_recorded++;
 		char load[12], cap[12];
 
+		gw->counters.claims_recorded++;
 		snprintf(load, sizeof(load), "%u", k->claim.load);
 		snprintf(cap, sizeof(cap), "%u", k->claim.cap);
 		rs_log(stderr, "info", gw->who, "event", "claim", "member", k->member_id, "epoch", epoch, "result",

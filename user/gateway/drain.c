@@ -102,6 +102,10 @@ static void handed_off(struct gw_admit_job *job, int err)
 		rs_log(stderr, "error", gw->who, "event", "store_error", "op", "handoff", "member", job->member_id,
 		       "error", strerror(-err), NULL);
 	}
+	/* A deferred placement the store could not decide is asked again
+	 * (it was never decided, so it still moves at most once). */
+	if (a->deferred && c && c->state == CONN_ATTACHED && err && gw_store_unavailable(err))
+		gw_deferred_mark(c);
 	/* Gone meanwhile (its row is a reservation at the target now: it
 	 * lapses), closed, or not placed: nothing to send.  -ENOENT (nobody
 	 * takes it now) and store errors leave it waiting for a later slot. */
