@@ -388,15 +388,15 @@ vm-test: deps vm-deps
 	vm-tests/run.sh $(BUILD)
 
 # ---- the store on PostgreSQL ------------------------------------------------
-# `make pg-test`: the store's unit tests (test_store, test_store_scale: its
+# `make pg-test`: the store's unit tests (test_store, test_store_home, test_store_scale: its
 # stopped-server test SIGSTOPs this server) against a throwaway PostgreSQL
 # server (tests/pg/pg_server.sh, UNIX socket in a temp dir), stopped and
 # removed whatever the result.
 .PHONY: pg-test
-pg-test: all $(BUILD)/tests/test_store $(BUILD)/tests/test_store_scale
+pg-test: all $(BUILD)/tests/test_store $(BUILD)/tests/test_store_scale $(BUILD)/tests/test_store_home
 	@dir=$$(mktemp -d /tmp/rs-pg-XXXXXX) || exit 1; \
 	url=$$(tests/pg/pg_server.sh start $$dir) || { rm -rf $$dir; exit 1; }; \
-	rc=0; for t in test_store test_store_scale; do \
+	rc=0; for t in test_store test_store_scale test_store_home; do \
 	  echo "== $(BUILD)/tests/$$t (RS_TEST_PG_URL=$$url)"; \
 	  RS_TEST_DATA=$(TEST_DATA) RS_TEST_PG_URL=$$url $(BUILD)/tests/$$t || rc=1; \
 	done; \

@@ -168,7 +168,7 @@ await "every session ended" 10 attached_is 0
 sups_start "${members[@]}"
 settle "supervisor restart"
 show "supervisor restart"
-say "moved to another gateway than before: $(moved_since "$RS_DIR/before") of $SUPS (a restart is a new arrival: the rule decides again)"
+say "moved to another gateway than before: $(moved_since "$RS_DIR/before") of $SUPS (a restart within --home-grace goes home; later, the rule decides again)"
 
 step "token refresh: every supervisor renews its token and redials its gateway, asking to stay"
 placement >"$RS_DIR/before"

@@ -164,10 +164,17 @@ struct rs_admit {
 	bool redirected;          /* HELLO said REDIRECTED (dialing a redirect's target) */
 	bool handoff;             /* the deciding gateway drains and hands this
 				   * attached member (row: here, this epoch) off */
+	bool deferred;            /* the deciding gateway serves, above the cap,
+				   * and places this attached member (row: here,
+				   * this epoch), accepted degraded, by the rule */
+	bool liveness;            /* a Service fallback's third round in a row
+				   * refused here: honor the stay above the cap */
 	uint32_t sandboxes;
 	const char *source;       /* "ADDR:PORT" or "" */
 	int64_t now_ms;
 	/* out */
+	bool fallback;            /* decided as a Service fallback (below) */
+	bool over_cap;            /* accepted above the cap for liveness */
 	bool accepted;            /* true: attach here; false: redirect to target */
 	struct rs_decision decision;
 	char target_id[RS_ID_MAX + 1];
@@ -191,7 +198,17 @@ struct rs_admit {
  * gateway is serving and below that cap, else the member is placed by the
  * rule (never back to T).  Without this a killed gateway's supervisors,
  * redirected to it until its row expires, would all stay where the Service
- * dropped them, above the cap.
+ * dropped them, above the cap.  a->fallback says the arrival was decided so.
+ * With a->liveness (the deciding gateway counted this member's fallbacks
+ * refused here twice in a row: every target it is sent to is unreachable,
+ * a lasting partition) the stay is honored while the deciding gateway
+ * serves, above the cap or not (a->over_cap then): liveness beats balance.
+ *
+ * An arrival (no stay) whose own pending reservation is at another live
+ * serving gateway H that, without this member, is below the cap is sent
+ * to H (reason RS_REASON_RESERVED): the reservation counted in H's load
+ * all along, so loads stay exact.  This is how a supervisor that left
+ * (rs_store_session_leave()) and returns within the grace goes home.
  *
  * An arrival (no stay) that lands where its own pending reservation is,
  * at a serving gateway, is accepted there (reason RS_REASON_RESERVED when
@@ -207,7 +224,17 @@ struct rs_admit {
  * gateway (reason drain-handoff), never accepted here, and its row becomes a
  * pending reservation at the target with the same epoch and sandboxes, so
  * the next handoff of the plan counts it.  instance_id, sandboxes and source
- * are taken from the row. */
+ * are taken from the row.
+ *
+ * With deferred set (never with handoff), the deciding gateway serves and
+ * the member, accepted there degraded while the store was away and since
+ * claimed (rs_store_session_claim() said above_cap), is placed by the rule
+ * now, once: the row must be (gateway_id, epoch), else -ESTALE.  If the
+ * deciding gateway, counting the member, is no longer above the cap, or the
+ * rule (over the whole serving ring, the member's row here its stale
+ * record, from nowhere) chooses it, the member is accepted here and nothing
+ * is written; otherwise its row becomes a pending reservation at the target
+ * as a handoff's does (the rule's reason: placed or owner-fallback). */
 int rs_store_admit(struct rs_store *st, struct rs_admit *a);
 
 /* Arrivals pending together at one gateway, decided in one write
@@ -246,8 +273,9 @@ struct rs_store_steer {
 
 /* Chooses the gateway member_id's next connect to the Service goes to, in
  * one write transaction: where its row counts at a live serving gateway
- * (attached, or already reserved) nothing is written and that gateway is
- * the answer; otherwise the member is placed exactly as rs_store_admit()
+ * (attached, or already reserved: by a steer, a redirect, or its own
+ * departure, rs_store_session_leave(), so a restart goes home) nothing is
+ * written and that gateway is the answer; otherwise the member is placed exactly as rs_store_admit()
  * would place it arriving through the Service (no stay), and its row
  * becomes a pending reservation at the target until now +
  * reservation_ms (epoch and facts of an existing row kept), so that
@@ -278,14 +306,21 @@ struct rs_session_claim {
 	uint32_t sandboxes;
 	const char *source;      /* "ADDR:PORT" or "" */
 	int64_t now_ms;
+	/* out, on success: the claiming gateway's load (counted sessions, this
+	 * one included) and the cap (ceil(N / G) over live gateways, G the
+	 * serving ones) once the row is written, and load > cap */
+	uint32_t load, cap;
+	bool above_cap;
 };
 
 /* Records a degraded session: in one write transaction, refreshes
  * gateway_id's heartbeat and makes the member's row active there with this
  * epoch (attached now) unless the row holds a newer epoch, or this epoch at
- * another gateway.  Returns 0, -ESTALE (superseded: nothing written),
- * -ENOENT (gateway_id has no row: nothing written), -EINVAL, -EIO, -EBUSY. */
-int rs_store_session_claim(struct rs_store *st, const struct rs_session_claim *c);
+ * another gateway; then says whether the gateway is above the cap (a
+ * caller places such a member by the rule once: rs_admit.deferred).
+ * Returns 0, -ESTALE (superseded: nothing written), -ENOENT (gateway_id has
+ * no row: nothing written), -EINVAL, -EIO, -EBUSY. */
+int rs_store_session_claim(struct rs_store *st, struct rs_session_claim *c);
 
 /* Records member's sandbox count if its row is still (gateway_id, epoch).
  * Returns 0, -ESTALE (row moved on), -EIO, -EBUSY. */
@@ -295,5 +330,17 @@ int rs_store_session_sandboxes(struct rs_store *st, const char *gateway_id, cons
 /* Deletes member's row if it is still (gateway_id, epoch): a departure.
  * Returns 0 (deleted or already moved on), -EIO, -EBUSY. */
 int rs_store_session_end(struct rs_store *st, const char *gateway_id, const char *member_id, uint64_t epoch);
+
+/* A departure that keeps its place: if member's row is still its active
+ * attachment at (gateway_id, epoch), the row becomes a pending reservation
+ * at the same gateway until now + grace_ms (epoch and facts kept), counted
+ * in that gateway's load as any reservation, so that the member returning
+ * within the grace goes home (rs_store_admit(), rs_store_steer()) and one
+ * gone for good frees its place when the reservation expires.  grace_ms 0,
+ * or a row that is not active, is rs_store_session_end().  A draining or
+ * exiting gateway ends its sessions instead (its place is not to keep).
+ * Returns 0 (kept, deleted, or already moved on), -EINVAL, -EIO, -EBUSY. */
+int rs_store_session_leave(struct rs_store *st, const char *gateway_id, const char *member_id, uint64_t epoch,
+			   int64_t now_ms, uint32_t grace_ms);
 
 #endif

@@ -11,10 +11,12 @@
 # so on.  Before the fix the supervisor went back at once every time: about
 # 1,200 failed redirects a second in the soak, a store transaction each.
 # Now the second failed redirect in a row, and every one after it until an
-# attach, waits the backoff (1 s doubling, +-20%).  Checked over 5 s: at
-# least 2 failed redirects (the loop is there), at most 6, a retry line with
-# stay=1, no attach; once gw-3 has left and gw-2 restarts with a reachable
-# peer endpoint, sup-X attaches at its next retry.
+# attach, waits the backoff (1 s doubling, +-20%), and the third fallback
+# refused in a row on gw-1 is accepted there above the cap (issue 17:
+# liveness beats balance; t_31 checks its count and log line).  Checked:
+# at least 2 failed redirects (the loop is there), a retry line with
+# stay=1, and the attach on gw-1 after exactly 3 failed redirects, with no
+# more failed redirects afterwards (it does not spin on).
 . "$(dirname "$0")/../cluster/lib.sh"
 
 cluster_up
@@ -38,18 +40,11 @@ await "sup-$a attached to gw-1" 10 is_on "$a" 1
 sup_start "$x"
 failed() { log_count "$(sup_log "$x")" 'event=dial_failed via=redirect'; }
 await "sup-$x fails a redirect twice" 5 bash -c "[ \$(grep -c 'event=dial_failed via=redirect' '$(sup_log "$x")') -ge 2 ]"
-t0=$(failed)
-no_spin() { [ "$(failed)" -le $((t0 + 6)) ]; }
-hold "sup-$x does not spin (at most 6 more failed redirects)" 5 no_spin
+await "sup-$x attached (third round)" 20 all_attached "$x"
 n=$(failed)
+[ "$n" = 3 ] || fail "sup-$x attached after $n failed redirects, not 3"
 log_has "$(sup_log "$x")" 'event=retry in_ms=[0-9]+ stay=1' || fail "sup-$x did not back off"
-! log_has "$(sup_log "$x")" 'event=attached' || fail "sup-$x attached although every target is unreachable"
-
-# A reachable target: gw-3 leaves, gw-2 restarts with its real peer endpoint.
-gw_stop 3
-gw_stop 2
-RS_GW_XARGS[2]=""
-gw_start 2
-svc_update 1
-await "sup-$x attached once gw-2 is reachable" 40 log_has "$(sup_log "$x")" 'event=attached'
-echo "t_23: sup-$x failed $n redirects in the first 5 s; attached at $(where "$x")"
+is_on "$x" 1 || fail "sup-$x attached to $(where "$x"), not gw-1"
+no_spin() { [ "$(failed)" = 3 ] && is_on "$x" 1; }
+hold "sup-$x stays attached, no more failed redirects" 2 no_spin
+echo "t_23: sup-$x failed $n redirects, backed off, attached at $(where "$x")"

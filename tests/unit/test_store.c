@@ -359,6 +359,14 @@ static int oracle(struct rs_store *st, const struct rs_admit *a, struct rs_decis
 		d->reason = RS_REASON_RESERVED;
 		d->full = false;
 	}
+	/* Its reservation elsewhere holds its place (store.h): sent there while
+	 * that gateway serves and, without this member, is below cap. */
+	if (!err && !a->stay && !a->handoff && pending && !reserved_here && arr.stale >= 0 &&
+	    d->gateway != (uint32_t)arr.stale && !loads[arr.stale].draining && loads[arr.stale].load - 1 < d->cap) {
+		d->gateway = (uint32_t)arr.stale;
+		d->reason = RS_REASON_RESERVED;
+		d->full = false;
+	}
 	if (!err)
 		snprintf(target, RS_ID_MAX + 1, "%s", rs_ring_gateway_id(ring, d->gateway));
 	rs_ring_free(ring);
@@ -724,7 +732,7 @@ static void test_whatif_matches_admit(void **state)
 	uint64_t epochs[40] = { 0 };
 	struct test_rng rng;
 	int64_t now = T0;
-	size_t compared = 0, stale = 0, reserved = 0;
+	size_t compared = 0, stale = 0, reserved = 0, home = 0;
 
 	test_rng_seed(&rng, "store whatif", 7);
 	for (size_t g = 0; g < n_gws; g++)
@@ -762,11 +770,16 @@ static void test_whatif_matches_admit(void **state)
 			/* Landing where its own reservation is binds the admission
 			 * (reason reserved): the what-if answers for a landing
 			 * anywhere else. */
-			if (a.decision.reason == RS_REASON_RESERVED) {
+			if (a.decision.reason == RS_REASON_RESERVED)
 				assert_true(had && before.live && before.state == RS_SESSION_PENDING);
-				assert_string_equal(before.gateway_id, gws[g]);
+			if (a.decision.reason == RS_REASON_RESERVED && strcmp(before.gateway_id, gws[g]) == 0) {
 				reserved++;
 				continue;
+			}
+			/* Sent to its reservation elsewhere: the what-if says so too. */
+			if (a.decision.reason == RS_REASON_RESERVED) {
+				assert_string_equal(before.gateway_id, a.target_id);
+				home++;
 			}
 			assert_string_equal(target, a.target_id);
 			assert_int_equal(d.gateway, a.decision.gateway);
@@ -783,8 +796,9 @@ static void test_whatif_matches_admit(void **state)
 			now += (int64_t)test_rng_below(&rng, 6000);
 		}
 	}
-	printf("# store whatif: %zu decisions compared, %zu with a live row of the member, %zu bound by a reservation\n",
-	       compared, stale, reserved);
+	printf("# store whatif: %zu decisions compared, %zu with a live row of the member, %zu bound by a reservation, "
+	       "%zu sent to one\n",
+	       compared, stale, reserved, home);
 	assert_true(compared > 150);
 	assert_true(stale > 50);
 	assert_int_equal(rs_store_whatif(st, "", now, &(struct rs_decision){ 0 }, (char[RS_ID_MAX + 1]){ 0 }),
@@ -989,12 +1003,14 @@ static void test_steer(void **state)
 	assert_true(session_of(st, member, T0 + 2, &row));
 	assert_int_equal(row.expires_ms, T0 + 1 + RESERVATION);
 
-	/* The holder leaves gw-a: the rule would now take the member to its
-	 * owner, gw-a.  Arriving at gw-b, where it is reserved, without asking
-	 * to stay, it is accepted there (reason reserved). */
+	/* The holder leaves gw-a: the rule alone would now take the member to
+	 * its owner, gw-a, but its reservation holds its place at gw-b (what-if
+	 * says so, reason reserved).  Arriving at gw-b, where it is reserved,
+	 * without asking to stay, it is accepted there (reason reserved). */
 	assert_int_equal(rs_store_session_end(st, "gw-a", "holder", 1), 0);
 	assert_int_equal(rs_store_whatif(st, member, T0 + 3, &d, want), 0);
-	assert_string_equal(want, "gw-a");
+	assert_string_equal(want, "gw-b");
+	assert_int_equal(d.reason, RS_REASON_RESERVED);
 	a = arrival("gw-b", member, 1, false, T0 + 3);
 	assert_int_equal(admit_checked(st, &a), 0);
 	assert_true(a.accepted);

@@ -291,6 +291,79 @@ static void test_claim_busy(void **state)
 	rs_store_close(st);
 }
 
+/* A claim says whether its gateway is above the cap; a deferred placement
+ * (rs_admit.deferred) then moves the member by the rule, once, and only
+ * while the gateway is above the cap with it. */
+static void test_claim_above_cap_deferred(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store_ab(f, 1000);
+	struct rs_session_claim c;
+	struct rs_session_row row;
+	struct rs_admit a;
+	const char *m[] = { "m-1", "m-2", "m-3" };
+
+	/* Three accepted degraded at gw-a, claimed one after the other:
+	 * N = 1, 2, 3 over G = 2, so cap 1, 1, 2 against loads 1, 2, 3. */
+	c = claim_of("gw-a", m[0], 1, T0 + 10);
+	assert_int_equal(rs_store_session_claim(st, &c), 0);
+	assert_int_equal(c.load, 1);
+	assert_int_equal(c.cap, 1);
+	assert_false(c.above_cap);
+	c = claim_of("gw-a", m[1], 1, T0 + 20);
+	assert_int_equal(rs_store_session_claim(st, &c), 0);
+	assert_int_equal(c.load, 2);
+	assert_int_equal(c.cap, 1);
+	assert_true(c.above_cap);
+	c = claim_of("gw-a", m[2], 1, T0 + 30);
+	assert_int_equal(rs_store_session_claim(st, &c), 0);
+	assert_int_equal(c.load, 3);
+	assert_int_equal(c.cap, 2);
+	assert_true(c.above_cap);
+
+	/* m-3's deferred placement: gw-a is above the cap with it, the rule
+	 * finds room only on gw-b; its row becomes a reservation there, with
+	 * its epoch and facts. */
+	a = (struct rs_admit){ .gateway_id = "gw-a", .member_id = m[2], .epoch = 1, .deferred = true,
+			       .now_ms = T0 + 40 };
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_false(a.accepted);
+	assert_string_equal(a.target_id, "gw-b");
+	assert_int_equal(a.decision.reason, RS_REASON_PLACED);
+	assert_true(row_of(st, m[2], T0 + 40, &row));
+	assert_int_equal(row.state, RS_SESSION_PENDING);
+	assert_string_equal(row.gateway_id, "gw-b");
+	assert_int_equal(row.epoch, 1);
+	assert_int_equal(row.sandboxes, 4);
+	assert_int_equal(load_of(st, "gw-a", T0 + 40), 2);
+	assert_int_equal(load_of(st, "gw-b", T0 + 40), 1);
+
+	/* m-2's: gw-a holds 2 at cap 2, no longer above it: it stays and
+	 * nothing is written. */
+	a = (struct rs_admit){ .gateway_id = "gw-a", .member_id = m[1], .epoch = 1, .deferred = true,
+			       .now_ms = T0 + 50 };
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_true(a.accepted);
+	assert_string_equal(a.target_id, "gw-a");
+	assert_true(row_of(st, m[1], T0 + 50, &row));
+	assert_int_equal(row.state, RS_SESSION_ACTIVE);
+	assert_string_equal(row.gateway_id, "gw-a");
+	assert_int_equal(row.heartbeat_ms, T0 + 20);
+
+	/* Only its attachment here can be placed: another epoch, or a row
+	 * elsewhere, is superseded; handoff and deferred exclude each other. */
+	a = (struct rs_admit){ .gateway_id = "gw-a", .member_id = m[0], .epoch = 2, .deferred = true,
+			       .now_ms = T0 + 60 };
+	assert_int_equal(rs_store_admit(st, &a), -ESTALE);
+	a = (struct rs_admit){ .gateway_id = "gw-a", .member_id = m[2], .epoch = 1, .deferred = true,
+			       .now_ms = T0 + 60 };
+	assert_int_equal(rs_store_admit(st, &a), -ESTALE);
+	a = (struct rs_admit){ .gateway_id = "gw-a", .member_id = m[0], .epoch = 1, .deferred = true,
+			       .handoff = true, .now_ms = T0 + 60 };
+	assert_int_equal(rs_store_admit(st, &a), -EINVAL);
+	rs_store_close(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -300,6 +373,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_claim_unregistered, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_claim_bad_args, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_claim_busy, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_claim_above_cap_deferred, make_dir, remove_dir),
 	};
 
 	return cmocka_run_group_tests_name("store_claim", tests, NULL, NULL);

@@ -2,8 +2,9 @@
  * (degraded), once the store answers again, so the ledger learns it without
  * the supervisor reconnecting.  The store decides by epoch: if it holds a
  * newer one the supervisor has reconnected elsewhere meanwhile, and this
- * connection is closed as superseded.  Nobody is moved: a degraded session
- * stays where it landed, above the cap or not (there is no rebalancer).
+ * connection is closed as superseded.  A degraded session stays where it
+ * landed unless the claim finds its gateway above the cap: then it is
+ * placed by the rule once, paced (deferred.c).
  * The claim runs on the store worker; the connection may leave meanwhile,
  * and then a recorded row is ended again (nothing else would end it). */
 #include <errno.h>
@@ -46,16 +47,25 @@ static void claim_done(struct gw_call *call, int err)
 	if (c)
 		gw_conn_job_clear(c);
 	if (err == 0) {
+		char load[12], cap[12];
+
 		gw->counters.claims_recorded++;
+		snprintf(load, sizeof(load), "%u", k->claim.load);
+		snprintf(cap, sizeof(cap), "%u", k->claim.cap);
 		rs_log(stderr, "info", gw->who, "event", "claim", "member", k->member_id, "epoch", epoch, "result",
-		       "recorded", NULL);
+		       "recorded", "load", load, "cap", cap, NULL);
 		if (!c || !gw_conn_is_attached(c))
-			gw_store_end_session(gw, k->member_id, k->claim.epoch); /* it left meanwhile */
+			gw_store_end_session(gw, k->member_id, k->claim.epoch, true); /* it left meanwhile */
 		else {
 			c->unrecorded = false;
 			gw->n_unrecorded--;
 			if (c->sandboxes != k->claim.sandboxes)
 				c->sandboxes_dirty = true;
+			/* Never placed by the rule, and its gateway above the cap
+			 * with it, or the store's ring not yet whole after its
+			 * outage: placed once it is, if still above (deferred.c). */
+			if (k->claim.above_cap || !gw_deferred_view_settled(gw))
+				gw_deferred_mark(c);
 		}
 	} else if (err == -ESTALE) {
 		gw->counters.claims_superseded++;

@@ -55,7 +55,7 @@ static void conn_free(struct gw_conn *c)
 	/* An unrecorded session has no row to end; a recorded one's row is
 	 * ended off the loop (owed while the store is away). */
 	if (c->attached_once && !c->unrecorded)
-		gw_store_end_session(gw, c->member_id, c->epoch);
+		gw_store_end_session(gw, c->member_id, c->epoch, true);
 	if (c->job_ref)
 		*c->job_ref = NULL; /* its answer will find the connection gone */
 	gw_member_remove(gw, c);
@@ -64,8 +64,10 @@ static void conn_free(struct gw_conn *c)
 		gw->n_attached--;
 	if (c->attached_once && c->unrecorded)
 		gw->n_unrecorded--;
-	if (c->redirected && !c->handoff_ended)
+	if (c->redirected && !c->handoff_ended && !c->deferred)
 		gw->counters.handoffs_completed++; /* it left on its own: accepted at the target */
+	if (c->deferred_due)
+		gw->n_deferred_due--;
 	gw_conn_handoff_settle(c);
 	if (gw->drain_cursor == c)
 		gw->drain_cursor = c->next;
@@ -365,7 +367,7 @@ static void admitted(struct gw_admit_job *job, int err)
 		/* It left while the store decided: an attachment here is taken
 		 * back (a redirect's reservation lapses on its own). */
 		if (!err && a->accepted)
-			gw_store_end_session(gw, job->member_id, a->epoch);
+			gw_store_end_session(gw, job->member_id, a->epoch, true);
 		goto cleanup;
 	}
 	if (err) {
@@ -377,12 +379,24 @@ static void admitted(struct gw_admit_job *job, int err)
 	 * that nobody counts it here; the supervisor waits the hint and comes
 	 * back through the Service. */
 	if (a->accepted && sessions_full(c)) {
-		gw_store_end_session(gw, a->member_id, a->epoch);
+		gw_store_end_session(gw, a->member_id, a->epoch, false);
 		reject_sessions_full(c);
 		goto cleanup;
 	}
 	gw_conn_log_decision(c, a, job->stay_asked);
 	gw->counters.owner_fallbacks += a->decision.full;
+	if (a->over_cap) {
+		char rounds[12];
+
+		snprintf(rounds, sizeof(rounds), "%u", gw_rounds_get(gw, a->member_id) + 1);
+		gw->counters.over_cap_accepts++;
+		rs_log(stderr, "warn", gw->who, "event", "over_cap_accept", "member", a->member_id, "rounds", rounds,
+		       "text", "every redirect target unreachable: accepted above the cap (liveness)", NULL);
+	}
+	if (a->fallback && !a->accepted)
+		gw_rounds_refused(gw, a->member_id);
+	else
+		gw_rounds_end(gw, a->member_id);
 	if (!a->accepted) {
 		gw->counters.redirects_placement++;
 		f.type = RS_FRAME_REDIRECT;
@@ -446,6 +460,9 @@ static void on_hello(struct gw_conn *c, const struct rs_hello *h)
 	job->a.epoch = h->epoch;
 	job->a.stay = stay_asked || gw->cfg.no_placement;
 	job->a.redirected = h->flags & RS_HELLO_REDIRECTED;
+	/* Two fallbacks of this member refused here in a row: this third is
+	 * accepted above the cap if it is one (the store recognises it). */
+	job->a.liveness = stay_asked && !job->a.redirected && gw_rounds_get(gw, h->member_id) >= 2;
 	job->a.sandboxes = h->sandboxes;
 	err = gw_admit_submit(job);
 	if (err) {

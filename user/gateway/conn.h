@@ -51,6 +51,8 @@ struct gw_conn {
 	bool indexed;       /* in gw->members */
 	bool in_flight;     /* redirected by the drain and counted in gw->n_handoff_conns */
 	bool sandboxes_dirty; /* a count the store has not been told (it was away) */
+	bool deferred_due;  /* claimed above the cap: to be placed by the rule, once */
+	bool deferred;      /* its redirect is a deferred placement, not a drain's */
 };
 
 /* An admission or a drain handoff, decided on the store worker: consecutive
@@ -136,8 +138,19 @@ struct gw_conn *gw_member_first(const struct gateway *gw, const char *member_id)
 
 
 /* Hands c off (drain.c): submits the handoff transaction; its answer sends
- * REDIRECT {drain} and keeps the link until it leaves or its deadline. */
-int gw_drain_hand_off(struct gw_conn *c);
+ * REDIRECT {drain} and keeps the link until it leaves or its deadline.
+ * deferred: c was accepted degraded and claimed above the cap: the store
+ * places it by the rule over the serving ring, this gateway included
+ * (rs_admit.deferred), and it may stay. */
+int gw_drain_hand_off(struct gw_conn *c, bool deferred);
+
+/* Marks c, claimed above the cap, for one deferred placement, paced
+ * (deferred.c). */
+void gw_deferred_mark(struct gw_conn *c);
+
+/* Whether one TTL has passed since the store last answered again: the
+ * store's ring then holds every live gateway (deferred.c). */
+bool gw_deferred_view_settled(const struct gateway *gw);
 
 /* The handoff deadline passed for c (its timer): closed, counted (drain.c). */
 void gw_drain_handoff_expired(struct gw_conn *c);

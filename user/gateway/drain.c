@@ -93,7 +93,10 @@ static void handed_off(struct gw_admit_job *job, int err)
 	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_REDIRECT };
 	struct timeval deadline = rs_ms_timeval(gw->cfg.handoff_timeout_ms);
 
-	gw->n_handoff_jobs--;
+	if (a->deferred)
+		gw->n_deferred_jobs--;
+	else
+		gw->n_handoff_jobs--;
 	gw->counters.store_batched++;
 	gw_store_outcome(gw, err);
 	if (err && err != -ESTALE && err != -ENOENT) {
@@ -101,6 +104,10 @@ static void handed_off(struct gw_admit_job *job, int err)
 		rs_log(stderr, "error", gw->who, "event", "store_error", "op", "handoff", "member", job->member_id,
 		       "error", strerror(-err), NULL);
 	}
+	/* A deferred placement the store could not decide is asked again
+	 * (it was never decided, so it still moves at most once). */
+	if (a->deferred && c && c->state == CONN_ATTACHED && err && gw_store_unavailable(err))
+		gw_deferred_mark(c);
 	/* Gone meanwhile (its row is a reservation at the target now: it
 	 * lapses), closed, or not placed: nothing to send.  -ENOENT (nobody
 	 * takes it now) and store errors leave it waiting for a later slot. */
@@ -112,11 +119,19 @@ static void handed_off(struct gw_admit_job *job, int err)
 		goto cleanup;
 	}
 	gw_conn_log_decision(c, a, false);
+	if (a->deferred && a->accepted)
+		goto cleanup; /* the rule keeps it here: nothing moves */
+	/* REDIRECT {drain} for a deferred placement too: the supervisor keeps
+	 * this link until the target accepts it (make before break). */
 	f.u.redirect.reason = RS_REDIRECT_DRAIN;
 	snprintf(f.u.redirect.gateway_id, sizeof(f.u.redirect.gateway_id), "%s", a->target_id);
 	snprintf(f.u.redirect.peer, sizeof(f.u.redirect.peer), "%s", a->target_peer);
 	gw_conn_send(c, &f);
-	gw->counters.redirects_drain++;
+	if (a->deferred)
+		gw->counters.redirects_deferred++;
+	else
+		gw->counters.redirects_drain++;
+	c->deferred = a->deferred;
 	c->state = CONN_HANDOFF;
 	c->redirected = true;
 	c->in_flight = true;
@@ -126,7 +141,7 @@ cleanup:
 	free(job);
 }
 
-int gw_drain_hand_off(struct gw_conn *c)
+int gw_drain_hand_off(struct gw_conn *c, bool deferred)
 {
 	struct gateway *gw = c->gw;
 	struct gw_admit_job *job;
@@ -145,14 +160,18 @@ int gw_drain_hand_off(struct gw_conn *c)
 	job->conn = c;
 	job->done = handed_off;
 	job->a.epoch = c->epoch;
-	job->a.handoff = true;
+	job->a.handoff = !deferred;
+	job->a.deferred = deferred;
 	job->a.sandboxes = c->sandboxes;
 	err = gw_admit_submit(job);
 	if (err) {
 		free(job);
 		return err;
 	}
-	gw->n_handoff_jobs++;
+	if (deferred)
+		gw->n_deferred_jobs++;
+	else
+		gw->n_handoff_jobs++;
 	return 0;
 }
 
@@ -177,7 +196,7 @@ static size_t hand_off_some(struct gateway *gw, size_t n)
 	size_t sent = 0;
 
 	while (c && sent < n) {
-		if (c->state == CONN_ATTACHED && !c->job_ref && gw_drain_hand_off(c) == 0)
+		if (c->state == CONN_ATTACHED && !c->job_ref && gw_drain_hand_off(c, false) == 0)
 			sent++;
 		c = c->next ? c->next : gw->conns;
 		if (c == start)

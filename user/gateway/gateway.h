@@ -37,6 +37,8 @@ struct gw_config {
 	uint32_t hello_timeout_ms;
 	uint32_t reservation_ms;
 	uint32_t token_ttl_s;        /* lifetime of tokens minted on REFRESH */
+	uint32_t home_grace_ms;      /* a departure's place kept this long (0: freed) */
+	bool home_grace_set;         /* --home-grace given; else it is the TTL */
 	bool no_placement;           /* accept everyone where they land (benchmarks) */
 	struct rs_drain_config drain;
 	uint32_t handoff_timeout_ms; /* a redirected supervisor's old link is kept this long */
@@ -117,6 +119,8 @@ struct gw_counters {
 	uint64_t accepts;             /* placements that attached here */
 	uint64_t redirects_placement; /* placements that sent the member elsewhere */
 	uint64_t redirects_drain;
+	uint64_t redirects_deferred;  /* degraded arrivals placed by the rule once claimed */
+	uint64_t over_cap_accepts;    /* fallbacks accepted above the cap for liveness */
 	uint64_t stays;               /* accepts honoring STAY */
 	uint64_t reserved;            /* accepts where the member's reservation was (store_admit.c) */
 	uint64_t owner_fallbacks;
@@ -143,6 +147,15 @@ struct gw_counters {
 struct gw_owed_end {
 	struct gw_owed_end *next;
 	uint64_t epoch;
+	bool keep_place;
+	char member_id[RS_ID_MAX + 1];
+};
+
+/* A member's Service fallbacks refused here in a row (rounds.c). */
+struct gw_round {
+	struct gw_round *next;
+	uint32_t n;
+	int64_t last_ms; /* monotonic: the last refusal */
 	char member_id[RS_ID_MAX + 1];
 };
 
@@ -188,6 +201,11 @@ struct gateway {
 	struct rs_drain drain;
 	const struct rs_clock *clock; /* the drain's clock: rs_clock_system() */
 	struct event *drain_ev;
+	struct event *deferred_ev;    /* paces deferred placements (deferred.c) */
+	size_t n_deferred_due;        /* connections marked deferred_due */
+	size_t n_deferred_jobs;       /* deferred placements submitted, not answered */
+	int64_t store_back_ms;        /* monotonic: when the store last answered again */
+	struct gw_round *rounds;      /* fallback runs under way (rounds.c) */
 	struct gw_counters counters;
 	struct gw_unauth unauth;      /* connections waiting for HELLO, per source */
 	struct gw_log_rate reject_log[GW_REJECT_COUNT];
@@ -224,6 +242,17 @@ void gw_drain_start(struct gateway *gw, bool exit_after);
 
 /* The drain's timer callback (drain.c). */
 void gw_drain_tick(evutil_socket_t fd, short what, void *arg);
+
+/* A member's fallback rounds refused here in a row (rounds.c): how many;
+ * one more refused; the run ended (it attached here); all freed. */
+uint32_t gw_rounds_get(struct gateway *gw, const char *member_id);
+void gw_rounds_refused(struct gateway *gw, const char *member_id);
+void gw_rounds_end(struct gateway *gw, const char *member_id);
+void gw_rounds_free(struct gateway *gw);
+
+/* The deferred placements' timer callback: hands off the next connection
+ * marked deferred_due, one per --drain-pace (deferred.c). */
+void gw_deferred_tick(evutil_socket_t fd, short what, void *arg);
 
 /* Writes our row's draining state (off the loop); drain_unrecorded stays
  * set until the store has it (drain.c). */
@@ -263,8 +292,10 @@ int gw_store_call(struct gateway *gw, struct gw_call *call);
 
 /* Ends member's row at epoch here, off the loop; while the store is away
  * (or the end fails for want of it) it is owed and sent on its return
- * (store_call.c). */
-void gw_store_end_session(struct gateway *gw, const char *member_id, uint64_t epoch);
+ * (store_call.c).  keep_place: a supervisor that went away, whose place
+ * is kept --home-grace for its return (rs_store_session_leave), unless we
+ * drain; else the row goes (a place it could not use). */
+void gw_store_end_session(struct gateway *gw, const char *member_id, uint64_t epoch, bool keep_place);
 
 /* Sends the session ends owed since the store went away (store_call.c). */
 void gw_store_flush_owed(struct gateway *gw);

@@ -39,6 +39,8 @@ static const char usage[] =
 	"  --hello-timeout MS      close connections without HELLO by then (default 5000)\n"
 	"  --reservation MS        lifetime of a redirect's reservation (default 5000)\n"
 	"  --token-ttl SECONDS     lifetime of tokens renewed over REFRESH (default 3600)\n"
+	"  --home-grace MS         a departed supervisor's place is kept this long, so that\n"
+	"                          it comes back here (0: freed at once; default the TTL)\n"
 	"  --no-placement          accept every supervisor where it lands (benchmarks)\n"
 	"  --drain-budget MS       SIGTERM: hand everyone off within MS, then exit (default 25000)\n"
 	"  --drain-pace MS         the gentlest pace: between two drain redirects while that\n"
@@ -82,7 +84,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 {
 	enum { O_AGENT = 255, O_ADVERTISE = 256, O_HELLO, O_RESERVATION, O_TOKEN_TTL, O_NO_PLACEMENT, O_BUDGET, O_PACE, O_WAIT, O_IN_FLIGHT,
 	       O_HANDOFF_TIMEOUT, O_STORE_TIMEOUT, O_MAX_FRAME, O_MAX_UNAUTH, O_MAX_UNAUTH_SOURCE, O_MAX_SESSIONS,
-	       O_LIMIT_RETRY, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_INSECURE };
+	       O_LIMIT_RETRY, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_INSECURE, O_HOME_GRACE };
 	static const struct option opts[] = {
 		{ "id", required_argument, NULL, 'i' },
 		{ "listen", required_argument, NULL, 'l' },
@@ -97,6 +99,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		{ "hello-timeout", required_argument, NULL, O_HELLO },
 		{ "reservation", required_argument, NULL, O_RESERVATION },
 		{ "token-ttl", required_argument, NULL, O_TOKEN_TTL },
+		{ "home-grace", required_argument, NULL, O_HOME_GRACE },
 		{ "no-placement", no_argument, NULL, O_NO_PLACEMENT },
 		{ "drain-budget", required_argument, NULL, O_BUDGET },
 		{ "drain-pace", required_argument, NULL, O_PACE },
@@ -145,6 +148,11 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		case O_HELLO: err = parse_ms("--hello-timeout", optarg, &cfg->hello_timeout_ms); break;
 		case O_RESERVATION: err = parse_ms("--reservation", optarg, &cfg->reservation_ms); break;
 		case O_TOKEN_TTL: err = parse_ms("--token-ttl", optarg, &cfg->token_ttl_s); break;
+		case O_HOME_GRACE:
+			err = rs_parse_flag_u32("ringsteer-gateway", "--home-grace", optarg, 0, 86400000,
+						&cfg->home_grace_ms);
+			cfg->home_grace_set = true;
+			break;
 		case O_NO_PLACEMENT: cfg->no_placement = true; break;
 		case O_BUDGET: err = parse_ms("--drain-budget", optarg, &cfg->drain.budget_ms); break;
 		case O_PACE: err = parse_ms("--drain-pace", optarg, &cfg->drain.pace_ms); break;
@@ -220,6 +228,8 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		fprintf(stderr, "ringsteer-gateway: --ttl must exceed --heartbeat\n");
 		return -EINVAL;
 	}
+	if (!cfg->home_grace_set)
+		cfg->home_grace_ms = cfg->ttl_ms;
 	return 0;
 }
 
@@ -341,10 +351,11 @@ int main(int argc, char **argv)
 	tick = rs_ms_timeval(gw.cfg.heartbeat_ms);
 	gw.heartbeat_ev = event_new(gw.base, -1, EV_PERSIST, on_heartbeat, &gw);
 	gw.drain_ev = evtimer_new(gw.base, gw_drain_tick, &gw);
+	gw.deferred_ev = evtimer_new(gw.base, gw_deferred_tick, &gw);
 	gw.sigterm_ev = evsignal_new(gw.base, SIGTERM, on_stop, &gw);
 	gw.sigint_ev = evsignal_new(gw.base, SIGINT, on_stop, &gw);
 	gw.sighup_ev = evsignal_new(gw.base, SIGHUP, on_sighup, &gw);
-	if (!gw.heartbeat_ev || !gw.drain_ev || !gw.sigterm_ev || !gw.sigint_ev || !gw.sighup_ev ||
+	if (!gw.heartbeat_ev || !gw.drain_ev || !gw.deferred_ev || !gw.sigterm_ev || !gw.sigint_ev || !gw.sighup_ev ||
 	    event_add(gw.heartbeat_ev, &tick) || event_add(gw.sigterm_ev, NULL) || event_add(gw.sigint_ev, NULL) ||
 	    event_add(gw.sighup_ev, NULL))
 		goto cleanup;
@@ -378,6 +389,9 @@ cleanup:
 		event_free(gw.heartbeat_ev);
 	if (gw.drain_ev)
 		event_free(gw.drain_ev);
+	if (gw.deferred_ev)
+		event_free(gw.deferred_ev);
+	gw_rounds_free(&gw);
 	if (gw.sigterm_ev)
 		event_free(gw.sigterm_ev);
 	if (gw.sigint_ev)

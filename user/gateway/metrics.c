@@ -45,12 +45,19 @@ static void render(const void *ctx, struct evbuffer *b)
 	evbuffer_add_printf(b, "ringsteer_gateway_placements_total{gateway=\"%s\",outcome=\"accept\"} %llu\n", id,
 			    (unsigned long long)k->accepts);
 	evbuffer_add_printf(b, "ringsteer_gateway_placements_total{gateway=\"%s\",outcome=\"redirect\"} %llu\n", id,
-			    (unsigned long long)(k->redirects_placement + k->redirects_drain));
+			    (unsigned long long)(k->redirects_placement + k->redirects_drain + k->redirects_deferred));
 	rs_metrics_family(b, "ringsteer_gateway_redirects_total", "counter", "Redirects sent, by reason.");
 	evbuffer_add_printf(b, "ringsteer_gateway_redirects_total{gateway=\"%s\",reason=\"placement\"} %llu\n", id,
 			    (unsigned long long)k->redirects_placement);
 	evbuffer_add_printf(b, "ringsteer_gateway_redirects_total{gateway=\"%s\",reason=\"drain\"} %llu\n", id,
 			    (unsigned long long)k->redirects_drain);
+	evbuffer_add_printf(b, "ringsteer_gateway_redirects_total{gateway=\"%s\",reason=\"deferred\"} %llu\n", id,
+			    (unsigned long long)k->redirects_deferred);
+	rs_metrics_family(b, "ringsteer_gateway_over_cap_accepts_total", "counter",
+			  "Service fallbacks accepted above the cap on their third round in a row refused here (every "
+			  "redirect target unreachable: liveness beats balance).");
+	evbuffer_add_printf(b, "ringsteer_gateway_over_cap_accepts_total{gateway=\"%s\"} %llu\n", id,
+			    (unsigned long long)k->over_cap_accepts);
 	rs_metrics_family(b, "ringsteer_gateway_stays_total", "counter", "Arrivals accepted because they asked to stay.");
 	evbuffer_add_printf(b, "ringsteer_gateway_stays_total{gateway=\"%s\"} %llu\n", id,
 			    (unsigned long long)k->stays);
@@ -123,6 +130,10 @@ static void render(const void *ctx, struct evbuffer *b)
 	       "Attached supervisors accepted degraded that the store has not recorded yet.");
 	evbuffer_add_printf(b, "ringsteer_gateway_unrecorded_supervisors{gateway=\"%s\"} %llu\n", id,
 			    (unsigned long long)unrecorded);
+	rs_metrics_family(b, "ringsteer_gateway_deferred_placements_pending", "gauge",
+	       "Supervisors accepted degraded, claimed, whose deferred placement by the rule is still to come.");
+	evbuffer_add_printf(b, "ringsteer_gateway_deferred_placements_pending{gateway=\"%s\"} %llu\n", id,
+			    (unsigned long long)(gw->n_deferred_due + gw->n_deferred_jobs));
 	rs_metrics_family(b, "ringsteer_gateway_store_claims_total", "counter",
 	       "Degraded sessions claimed in the store once it answered again, by result.");
 	evbuffer_add_printf(b, "ringsteer_gateway_store_claims_total{gateway=\"%s\",result=\"recorded\"} %llu\n", id,

@@ -117,6 +117,8 @@ struct end_call {
 	struct gw_call call;
 	struct gateway *gw;
 	uint64_t epoch;
+	uint32_t grace_ms; /* 0: the place is not kept (draining) */
+	bool keep_place;   /* as asked, for an end owed again */
 	char member_id[RS_ID_MAX + 1];
 };
 
@@ -124,10 +126,10 @@ static int end_run(struct rs_store *st, struct gw_call *call)
 {
 	struct end_call *e = (struct end_call *)call;
 
-	return rs_store_session_end(st, e->gw->cfg.id, e->member_id, e->epoch);
+	return rs_store_session_leave(st, e->gw->cfg.id, e->member_id, e->epoch, gw_now_ms(), e->grace_ms);
 }
 
-static void owe(struct gateway *gw, const char *member_id, uint64_t epoch)
+static void owe(struct gateway *gw, const char *member_id, uint64_t epoch, bool keep_place)
 {
 	struct gw_owed_end *o = calloc(1, sizeof(*o));
 
@@ -137,6 +139,7 @@ static void owe(struct gateway *gw, const char *member_id, uint64_t epoch)
 		return;
 	}
 	o->epoch = epoch;
+	o->keep_place = keep_place;
 	snprintf(o->member_id, sizeof(o->member_id), "%s", member_id);
 	o->next = gw->owed;
 	gw->owed = o;
@@ -153,32 +156,36 @@ static void end_done(struct gw_call *call, int err)
 		rs_log(stderr, "warn", gw->who, "event", "store_error", "op", "session_end", "member", e->member_id,
 		       "error", strerror(-err), NULL);
 		if (gw_store_unavailable(err))
-			owe(gw, e->member_id, e->epoch);
+			owe(gw, e->member_id, e->epoch, e->keep_place);
 	}
 	free(e);
 }
 
-void gw_store_end_session(struct gateway *gw, const char *member_id, uint64_t epoch)
+void gw_store_end_session(struct gateway *gw, const char *member_id, uint64_t epoch, bool keep_place)
 {
 	struct end_call *e;
 
 	if (gw->exiting)
 		return; /* the gateway's row goes with all of its sessions */
 	if (!gw_store_usable(gw)) {
-		owe(gw, member_id, epoch);
+		owe(gw, member_id, epoch, keep_place);
 		return;
 	}
 	e = calloc(1, sizeof(*e));
 	if (!e) {
-		owe(gw, member_id, epoch);
+		owe(gw, member_id, epoch, keep_place);
 		return;
 	}
 	e->call = (struct gw_call){ end_run, end_done };
 	e->gw = gw;
 	e->epoch = epoch;
+	/* A draining gateway's departures keep no place here: it will be gone,
+	 * and its handoffs already moved the others' rows. */
+	e->grace_ms = keep_place && !gw->draining ? gw->cfg.home_grace_ms : 0;
+	e->keep_place = keep_place;
 	snprintf(e->member_id, sizeof(e->member_id), "%s", member_id);
 	if (gw_store_call(gw, &e->call) != 0) {
-		owe(gw, member_id, epoch);
+		owe(gw, member_id, epoch, keep_place);
 		free(e);
 	}
 }
@@ -190,7 +197,7 @@ void gw_store_flush_owed(struct gateway *gw)
 	gw->owed = NULL;
 	for (; o; o = next) {
 		next = o->next;
-		gw_store_end_session(gw, o->member_id, o->epoch);
+		gw_store_end_session(gw, o->member_id, o->epoch, o->keep_place);
 		free(o);
 	}
 }

@@ -46,6 +46,8 @@ void gw_store_outcome(struct gateway *gw, int err)
 		return;
 	gw->store_up = up;
 	if (up)
+		gw->store_back_ms = gw_mono_ms();
+	if (up)
 		rs_log(stderr, "info", gw->who, "event", "store_up", NULL);
 	else
 		rs_log(stderr, "warn", gw->who, "event", "store_down", "error", strerror(-err), NULL);

@@ -710,3 +710,42 @@ int rs_store_session_end(struct rs_store *st, const char *gateway_id, const char
 		return -EINVAL;
 	return rs_store_txn(st, RS_TXN_WRITE, session_end, &k);
 }
+
+struct leave {
+	struct session_key k;
+	int64_t now_ms;
+	uint32_t grace_ms;
+};
+
+/* The attachment becomes a reservation at the same gateway: its count
+ * moves from attached to pending (rs_store_member_write keeps the
+ * gateway's attached count), and its place holds until now + grace. */
+static int session_leave(struct rs_store *st, void *arg)
+{
+	const struct leave *l = arg;
+	struct rs_member_row m;
+	struct rs_session_row r;
+	int err;
+
+	if (l->grace_ms == 0)
+		return session_end(st, (void *)&l->k);
+	err = rs_store_member_row(st, l->k.member_id, &m);
+	if (err || !m.found || m.row.epoch != l->k.epoch || strcmp(m.row.gateway_id, l->k.gateway_id) != 0)
+		return err; /* moved on, or gone: nothing to keep */
+	if (m.row.state != RS_SESSION_ACTIVE)
+		return session_end(st, (void *)&l->k);
+	r = m.row;
+	r.state = RS_SESSION_PENDING;
+	r.expires_ms = rs_store_time_add(l->now_ms, l->grace_ms);
+	return rs_store_member_write(st, &m, &r, l->now_ms);
+}
+
+int rs_store_session_leave(struct rs_store *st, const char *gateway_id, const char *member_id, uint64_t epoch,
+			   int64_t now_ms, uint32_t grace_ms)
+{
+	struct leave l = { { gateway_id, member_id, epoch, 0 }, now_ms, grace_ms };
+
+	if (!st || !rs_store_id_ok(gateway_id) || !rs_store_id_ok(member_id) || epoch > INT64_MAX)
+		return -EINVAL;
+	return rs_store_txn(st, RS_TXN_WRITE, session_leave, &l);
+}

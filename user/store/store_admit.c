@@ -86,7 +86,7 @@ static int write_member_row(struct rs_store *st, const struct rs_admit *a, const
  * epoch, and an equal one only where it was accepted. */
 static int check_member_row(const struct rs_admit *a, const struct rs_member_row *m)
 {
-	if (a->handoff) {
+	if (a->handoff || a->deferred) {
 		if (!m->found || m->row.epoch != a->epoch || strcmp(m->row.gateway_id, a->gateway_id) != 0)
 			return -ESTALE;
 		return 0;
@@ -192,9 +192,16 @@ static int admit_one(struct rs_store *st, struct rs_admit *a, int at)
 		arrival.handoff = arrival.stale >= 0;
 		facts = (struct member_facts){ m.row.instance_id, m.row.sandboxes, m.row.source };
 	}
+	if (a->deferred) {
+		/* From nowhere, over the whole serving ring (this gateway too):
+		 * its row here is its stale record. */
+		arrival.at = -1;
+		arrival.stay = false;
+		facts = (struct member_facts){ m.row.instance_id, m.row.sandboxes, m.row.source };
+	}
 	/* A Service fallback after a failed redirect: its reservation at the
 	 * target it could not reach is its stale record (store.h). */
-	fallback = a->stay && !a->redirected && !a->handoff && m.found && m.row.state == RS_SESSION_PENDING &&
+	fallback = a->stay && !a->redirected && !a->handoff && !a->deferred && m.found && m.row.state == RS_SESSION_PENDING &&
 		   arrival.stale >= 0 && arrival.stale != at;
 	if (fallback) {
 		err = exclude_gateway(st, (uint32_t)arrival.stale, &x);
@@ -208,7 +215,7 @@ static int admit_one(struct rs_store *st, struct rs_admit *a, int at)
 	 * the Service), and the reservation has counted in its load since.
 	 * Accepted as a redirect's target is, unless draining, so the kernel's
 	 * choice and the gateway's agree even when loads moved in between. */
-	reserved_here = !a->stay && !a->handoff && m.found && m.row.state == RS_SESSION_PENDING &&
+	reserved_here = !a->stay && !a->handoff && !a->deferred && m.found && m.row.state == RS_SESSION_PENDING &&
 			arrival.stale >= 0 && arrival.stale == at;
 	err = rs_placer_decide(st->placer, &arrival, &d);
 	restore(st, &x);
@@ -221,7 +228,16 @@ static int admit_one(struct rs_store *st, struct rs_admit *a, int at)
 		d.reason = RS_REASON_RESERVED;
 		d.full = false;
 	}
-	if (fallback && here->state == RS_GATEWAY_SERVING && st->loads[at] < d.cap) {
+	/* Arrived elsewhere while its reservation holds a place: it goes
+	 * there (a restart goes home; the reservation counted all along). */
+	if (!a->stay && !a->handoff && !a->deferred && !reserved_here && d.gateway != (uint32_t)arrival.stale &&
+	    rs_store_goes_home(st, &m, arrival.stale, d.cap)) {
+		d.gateway = (uint32_t)arrival.stale;
+		d.reason = RS_REASON_RESERVED;
+		d.full = false;
+	}
+	if (fallback && here->state == RS_GATEWAY_SERVING && (st->loads[at] < d.cap || a->liveness)) {
+		a->over_cap = st->loads[at] >= d.cap;
 		d.gateway = (uint32_t)at;
 		d.reason = RS_REASON_STAY;
 		d.full = false;
@@ -229,6 +245,15 @@ static int admit_one(struct rs_store *st, struct rs_admit *a, int at)
 	target = &st->live.rows[d.gateway];
 	if (a->handoff && target == here)
 		return -EIO; /* the placer searched without it: cannot be */
+	if (a->deferred && (target == here || st->loads[at] <= d.cap)) {
+		/* Not above the cap (any more), or the rule keeps it: it stays,
+		 * its attachment as it was. */
+		a->accepted = true;
+		a->decision = d;
+		memcpy(a->target_id, here->id, sizeof(a->target_id));
+		memcpy(a->target_peer, here->peer, sizeof(a->target_peer));
+		return 0;
+	}
 	if (target == here)
 		err = write_member_row(st, a, &m, &facts, target->id, RS_SESSION_ACTIVE,
 				       rs_store_time_add(a->now_ms, st->opt.ttl_ms));
@@ -240,6 +265,7 @@ static int admit_one(struct rs_store *st, struct rs_admit *a, int at)
 	if (err)
 		return err;
 	a->accepted = target == here;
+	a->fallback = fallback;
 	a->decision = d;
 	memcpy(a->target_id, target->id, sizeof(a->target_id));
 	memcpy(a->target_peer, target->peer, sizeof(a->target_peer));
@@ -279,6 +305,8 @@ static int admit_batch(struct rs_store *st, void *arg)
 static void clear_outputs(struct rs_admit *a)
 {
 	a->accepted = false;
+	a->fallback = false;
+	a->over_cap = false;
 	a->target_id[0] = '\0';
 	a->target_peer[0] = '\0';
 	memset(&a->decision, 0, sizeof(a->decision));
@@ -287,6 +315,7 @@ static void clear_outputs(struct rs_admit *a)
 static bool admit_ok(const struct rs_admit *a, const struct rs_admit *first)
 {
 	return rs_store_id_ok(a->gateway_id) && rs_store_id_ok(a->member_id) && a->epoch <= INT64_MAX &&
+	       !(a->handoff && a->deferred) &&
 	       (!a->instance_id || rs_store_text_ok(a->instance_id, RS_INSTANCE_MAX)) &&
 	       (!a->source || rs_store_text_ok(a->source, RS_ENDPOINT_MAX)) &&
 	       strcmp(a->gateway_id, first->gateway_id) == 0 && a->now_ms == first->now_ms;

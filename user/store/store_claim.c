@@ -12,9 +12,12 @@
  * learns it is superseded (from its claim, or when the supervisor's newer
  * connection ends it).
  *
- * A claim is not a placement: the member stays where it landed, even above
- * the cap (the degraded accept already happened; nothing moves anyone but a
- * drain). */
+ * A claim is not a placement: the member stays where it landed.  The claim
+ * says whether its gateway is now above the cap, read in the same
+ * transaction after the row is written, so that the gateway can place the
+ * member by the rule once (a deferred placement, rs_admit.deferred): a
+ * member never placed by the rule then moves at most once, and only when
+ * its gateway is above the cap with it. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,9 +44,34 @@ static int write_row(struct rs_store *st, const struct rs_session_claim *c, cons
 	return rs_store_member_write(st, before, &r, c->now_ms);
 }
 
+/* The claiming gateway's load and the cap, over the live snapshot. */
+static int read_cap(struct rs_store *st, struct rs_session_claim *c)
+{
+	const struct rs_gateway_row *here;
+	uint64_t n = 0, g = 0;
+	int err;
+
+	err = rs_store_read_live(st, rs_store_time_sub(c->now_ms, st->opt.ttl_ms));
+	if (!err)
+		err = rs_store_load_placer(st, c->now_ms);
+	if (err)
+		return err;
+	here = rs_gateway_list_find(&st->live, c->gateway_id);
+	if (!here)
+		return -EIO; /* its heartbeat was just written: it must be live */
+	for (size_t i = 0; i < st->live.n; i++) {
+		n += st->loads[i];
+		g += st->live.rows[i].state == RS_GATEWAY_SERVING;
+	}
+	c->load = st->loads[here - st->live.rows];
+	c->cap = (uint32_t)(g ? (n + g - 1) / g : n);
+	c->above_cap = c->load > c->cap;
+	return 0;
+}
+
 static int claim(struct rs_store *st, void *arg)
 {
-	const struct rs_session_claim *c = arg;
+	struct rs_session_claim *c = arg;
 	struct rs_member_row m;
 	int err;
 
@@ -60,14 +88,19 @@ static int claim(struct rs_store *st, void *arg)
 	if (m.found && (m.row.epoch > c->epoch ||
 			(m.row.epoch == c->epoch && strcmp(m.row.gateway_id, c->gateway_id) != 0)))
 		return -ESTALE;
-	return write_row(st, c, &m);
+	err = write_row(st, c, &m);
+	return err ? err : read_cap(st, c);
 }
 
-int rs_store_session_claim(struct rs_store *st, const struct rs_session_claim *c)
+int rs_store_session_claim(struct rs_store *st, struct rs_session_claim *c)
 {
+	if (c) {
+		c->load = c->cap = 0;
+		c->above_cap = false;
+	}
 	if (!st || !c || !rs_store_id_ok(c->gateway_id) || !rs_store_id_ok(c->member_id) || c->epoch > INT64_MAX ||
 	    (c->instance_id && !rs_store_text_ok(c->instance_id, RS_INSTANCE_MAX)) ||
 	    (c->source && !rs_store_text_ok(c->source, RS_ENDPOINT_MAX)))
 		return -EINVAL;
-	return rs_store_txn(st, RS_TXN_WRITE, claim, (void *)c);
+	return rs_store_txn(st, RS_TXN_WRITE, claim, c);
 }

@@ -40,6 +40,14 @@ int rs_store_load_placer(struct rs_store *st, int64_t now);
  * gateway).  Returns 0, or -EIO when that gateway's load misses the row. */
 int rs_store_stale_record(struct rs_store *st, const struct rs_member_row *m, int64_t now, int *stale);
 
+/* Whether an arrival through the Service (no stay) whose own counted row
+ * is a reservation at live gateway `stale` goes there rather than where the
+ * rule says: the gateway serves and, without this member, is below cap.
+ * Its load already counts the reservation, so going home changes no load:
+ * what a departure's reservation (rs_store_session_leave) keeps for a
+ * restart, and a redirect's or a steer's for the member that was sent. */
+bool rs_store_goes_home(const struct rs_store *st, const struct rs_member_row *m, int stale, uint32_t cap);
+
 /* Writes (inserts or replaces) member row r's identity and facts with
  * heartbeat now_ms: r->member_id, instance_id, epoch, gateway_id,
  * sandboxes, source, expires_ms and state; before is the member's row as

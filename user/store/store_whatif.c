@@ -48,6 +48,13 @@ static int whatif(struct rs_store *st, void *arg)
 		return err;
 	if (w->decision.gateway >= st->live.n)
 		return -EIO;
+	/* As an admission landing elsewhere decides (store_admit.c). */
+	if (arrival.stale >= 0 && w->decision.gateway != (uint32_t)arrival.stale &&
+	    rs_store_goes_home(st, &m, arrival.stale, w->decision.cap)) {
+		w->decision.gateway = (uint32_t)arrival.stale;
+		w->decision.reason = RS_REASON_RESERVED;
+		w->decision.full = false;
+	}
 	memcpy(w->target_id, st->live.rows[w->decision.gateway].id, sizeof(w->target_id));
 	return 0;
 }
