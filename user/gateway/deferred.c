@@ -27,7 +27,7 @@
 
 bool gw_deferred_view_settled(const struct gateway *gw)
 {
-	return gw_mono_ms() - gw->store_back_ms >= (int64_t)gw->cfg.ttl_ms;
+	return rs_mono_ms() - gw->store_back_ms >= (int64_t)gw->cfg.ttl_ms;
 }
 
 void gw_deferred_mark(struct gw_conn *c)
@@ -57,7 +57,7 @@ void gw_deferred_tick(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	if (gw->n_deferred_due && !gw->draining && !gw_deferred_view_settled(gw)) {
-		tv = rs_ms_timeval((uint64_t)(gw->store_back_ms + gw->cfg.ttl_ms - gw_mono_ms()));
+		tv = rs_ms_timeval((uint64_t)(gw->store_back_ms + gw->cfg.ttl_ms - rs_mono_ms()));
 		evtimer_add(gw->deferred_ev, &tv);
 		return;
 	}

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "gateway.h"
+#include "ringsteer/mstime.h"
 #include "ringsteer/backoff.h"
 
 #define ROUNDS_LAPSE_MS (2 * (int64_t)RS_BACKOFF_MAX_MS)
@@ -43,14 +44,14 @@ static struct gw_round *find(struct gateway *gw, const char *member_id, int64_t 
 
 uint32_t gw_rounds_get(struct gateway *gw, const char *member_id)
 {
-	struct gw_round *r = find(gw, member_id, gw_mono_ms());
+	struct gw_round *r = find(gw, member_id, rs_mono_ms());
 
 	return r ? r->n : 0;
 }
 
 void gw_rounds_refused(struct gateway *gw, const char *member_id)
 {
-	int64_t now = gw_mono_ms();
+	int64_t now = rs_mono_ms();
 	struct gw_round *r = find(gw, member_id, now);
 
 	if (!r) {

@@ -126,7 +126,7 @@ static int end_run(struct rs_store *st, struct gw_call *call)
 {
 	struct end_call *e = (struct end_call *)call;
 
-	return rs_store_session_leave(st, e->gw->cfg.id, e->member_id, e->epoch, gw_now_ms(), e->grace_ms);
+	return rs_store_session_leave(st, e->gw->cfg.id, e->member_id, e->epoch, rs_wall_ms(), e->grace_ms);
 }
 
 static void owe(struct gateway *gw, const char *member_id, uint64_t epoch, bool keep_place)

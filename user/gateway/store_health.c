@@ -46,7 +46,7 @@ void gw_store_outcome(struct gateway *gw, int err)
 		return;
 	gw->store_up = up;
 	if (up)
-		gw->store_back_ms = gw_mono_ms();
+		gw->store_back_ms = rs_mono_ms();
 	if (up)
 		rs_log(stderr, "info", gw->who, "event", "store_up", NULL);
 	else

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Acceptance 29: deferred placement after a store outage (issue 17).  A
+# Acceptance 32: deferred placement after a store outage (issue 17).  A
 # supervisor accepted degraded was never placed by the rule; once claimed,
 # if its gateway is above the cap it is placed by the rule once, paced and
 # make-before-break like a drain handoff, and counted in
