@@ -9,7 +9,6 @@
  * is -EBUSY.  A claimed session then behaves like an admitted one: counted
  * as load, living with its gateway's row. */
 #include <errno.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,59 +16,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 #include <sqlite3.h>
 
 #include "ringsteer/store.h"
+#include "store_fixture.h"
 
 #define T0 1700000000000LL
 #define TTL 15000
 
-struct fixture {
-	char dir[64];
-	char path[128];
-	char url[160];
-};
-
-static int make_dir(void **state)
-{
-	struct fixture *f = calloc(1, sizeof(*f));
-
-	if (!f)
-		return -1;
-	snprintf(f->dir, sizeof(f->dir), "/tmp/rs-claim-XXXXXX");
-	if (!mkdtemp(f->dir)) {
-		free(f);
-		return -1;
-	}
-	snprintf(f->path, sizeof(f->path), "%s/ringsteer.db", f->dir);
-	snprintf(f->url, sizeof(f->url), "sqlite:%s", f->path);
-	*state = f;
-	return 0;
-}
-
-static int remove_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
-{
-	(void)sb;
-	(void)type;
-	(void)ftw;
-	return remove(path);
-}
-
-static int remove_dir(void **state)
-{
-	struct fixture *f = *state;
-	int rc = nftw(f->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-
-	free(f);
-	return rc;
-}
-
 /* A store with gw-a and gw-b registered, serving, at T0. */
-static struct rs_store *open_store_ab(const struct fixture *f, uint32_t busy_timeout_ms)
+static struct rs_store *open_store_ab(const struct store_fixture *f, uint32_t busy_timeout_ms)
 {
 	const struct rs_store_options opt = { .ttl_ms = TTL, .busy_timeout_ms = busy_timeout_ms };
 	struct rs_store *st = NULL;
@@ -87,42 +46,21 @@ static struct rs_session_claim claim_of(const char *gw, const char *member, uint
 					  .now_ms = now };
 }
 
-/* Reads member's row (live or not); false when it has none. */
-static bool row_of(struct rs_store *st, const char *member, int64_t now, struct rs_session_row *out)
-{
-	struct rs_session_row *rows = NULL;
-	size_t n = 0;
-	bool found = false;
-
-	assert_int_equal(rs_store_list_sessions(st, now, true, &rows, &n), 0);
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(rows[i].member_id, member) == 0) {
-			*out = rows[i];
-			found = true;
-		}
-	}
-	free(rows);
-	return found;
-}
-
 static uint32_t load_of(struct rs_store *st, const char *gw, int64_t now)
 {
-	struct rs_gateway_row row;
-
-	assert_int_equal(rs_store_gateway_get(st, gw, now, &row), 0);
-	return row.supervisors;
+	return store_fixture_gateway(st, gw, now).supervisors;
 }
 
 static void test_claim_empty(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *st = open_store_ab(f, 1000);
 	struct rs_session_claim c = claim_of("gw-a", "m", 7, T0 + 100);
 	struct rs_session_row row;
 	struct rs_gateway_row gw;
 
 	assert_int_equal(rs_store_session_claim(st, &c), 0);
-	assert_true(row_of(st, "m", T0 + 100, &row));
+	assert_true(store_fixture_row(st, "m", T0 + 100, &row));
 	assert_string_equal(row.gateway_id, "gw-a");
 	assert_string_equal(row.instance_id, "i-1");
 	assert_string_equal(row.source, "127.0.2.1:40000");
@@ -141,27 +79,27 @@ static void test_claim_empty(void **state)
 	 * its own TTL while gw-a heartbeats, and its sandboxes follow. */
 	assert_int_equal(rs_store_heartbeat(st, "gw-a", T0 + 1000), 0);
 	assert_int_equal(rs_store_heartbeat(st, "gw-a", T0 + 100 + TTL), 0);
-	assert_true(row_of(st, "m", T0 + 100 + 2 * TTL, &row));
+	assert_true(store_fixture_row(st, "m", T0 + 100 + 2 * TTL, &row));
 	assert_true(row.live);
 	assert_int_equal(row.heartbeat_ms, T0 + 100); /* attached at: never refreshed */
 	assert_int_equal(load_of(st, "gw-a", T0 + 100 + 2 * TTL), 1);
-	assert_true(row_of(st, "m", T0 + 100 + 2 * TTL + 1, &row));
+	assert_true(store_fixture_row(st, "m", T0 + 100 + 2 * TTL + 1, &row));
 	assert_false(row.live);
 	assert_int_equal(rs_store_session_sandboxes(st, "gw-a", "m", 7, 5), 0);
-	assert_true(row_of(st, "m", T0 + 1000, &row));
+	assert_true(store_fixture_row(st, "m", T0 + 1000, &row));
 	assert_int_equal(row.sandboxes, 5);
 
 	/* Claiming the same connection again (a lost answer) is harmless. */
 	c.now_ms = T0 + 2000;
 	assert_int_equal(rs_store_session_claim(st, &c), 0);
-	assert_true(row_of(st, "m", T0 + 2000, &row));
+	assert_true(store_fixture_row(st, "m", T0 + 2000, &row));
 	assert_int_equal(row.heartbeat_ms, T0 + 2000);
 	rs_store_close(st);
 }
 
 static void test_claim_over_older(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *st = open_store_ab(f, 1000);
 	struct rs_admit a = { .gateway_id = "gw-b", .member_id = "m", .instance_id = "old", .epoch = 3,
 			      .stay = true, .sandboxes = 1, .source = "", .now_ms = T0 };
@@ -172,7 +110,7 @@ static void test_claim_over_older(void **state)
 	assert_int_equal(rs_store_admit(st, &a), 0);
 	assert_true(a.accepted);
 	assert_int_equal(rs_store_session_claim(st, &c), 0);
-	assert_true(row_of(st, "m", T0 + 500, &row));
+	assert_true(store_fixture_row(st, "m", T0 + 500, &row));
 	assert_string_equal(row.gateway_id, "gw-a");
 	assert_int_equal(row.epoch, 9);
 	assert_string_equal(row.instance_id, "i-1");
@@ -188,7 +126,7 @@ static void test_claim_over_older(void **state)
 	assert_int_equal(rs_store_admit(st, &a), 0);
 	c = claim_of("gw-b", "r", 2, T0 + 700);
 	assert_int_equal(rs_store_session_claim(st, &c), 0);
-	assert_true(row_of(st, "r", T0 + 700, &row));
+	assert_true(store_fixture_row(st, "r", T0 + 700, &row));
 	assert_string_equal(row.gateway_id, "gw-b");
 	assert_int_equal(row.state, RS_SESSION_ACTIVE);
 	rs_store_close(st);
@@ -196,7 +134,7 @@ static void test_claim_over_older(void **state)
 
 static void test_claim_under_newer(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *st = open_store_ab(f, 1000);
 	struct rs_session_claim newer = claim_of("gw-b", "m", 20, T0 + 100);
 	struct rs_session_claim c = claim_of("gw-a", "m", 10, T0 + 200);
@@ -204,9 +142,9 @@ static void test_claim_under_newer(void **state)
 
 	/* m reconnected to gw-b (epoch 20) while gw-a held epoch 10. */
 	assert_int_equal(rs_store_session_claim(st, &newer), 0);
-	assert_true(row_of(st, "m", T0 + 200, &before));
+	assert_true(store_fixture_row(st, "m", T0 + 200, &before));
 	assert_int_equal(rs_store_session_claim(st, &c), -ESTALE);
-	assert_true(row_of(st, "m", T0 + 200, &after));
+	assert_true(store_fixture_row(st, "m", T0 + 200, &after));
 	assert_memory_equal(&before, &after, sizeof(before));
 	assert_string_equal(after.gateway_id, "gw-b");
 	assert_int_equal(after.epoch, 20);
@@ -215,33 +153,33 @@ static void test_claim_under_newer(void **state)
 	/* The same epoch at another gateway is not this connection: stale. */
 	c = claim_of("gw-a", "m", 20, T0 + 300);
 	assert_int_equal(rs_store_session_claim(st, &c), -ESTALE);
-	assert_true(row_of(st, "m", T0 + 300, &after));
+	assert_true(store_fixture_row(st, "m", T0 + 300, &after));
 	assert_memory_equal(&before, &after, sizeof(before));
 	rs_store_close(st);
 }
 
 static void test_claim_unregistered(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *st = open_store_ab(f, 1000);
 	struct rs_session_claim c = claim_of("gw-x", "m", 1, T0);
 	struct rs_session_row row;
 	struct rs_gateway_row gw;
 
 	assert_int_equal(rs_store_session_claim(st, &c), -ENOENT);
-	assert_false(row_of(st, "m", T0, &row));
+	assert_false(store_fixture_row(st, "m", T0, &row));
 	assert_int_equal(rs_store_gateway_get(st, "gw-x", T0, &gw), -ENOENT);
 	/* Once registered again, the same claim goes through. */
 	assert_int_equal(rs_store_gateway_register(st, "gw-x", "10.0.0.9:7001", RS_GATEWAY_SERVING, T0), 0);
 	assert_int_equal(rs_store_session_claim(st, &c), 0);
-	assert_true(row_of(st, "m", T0, &row));
+	assert_true(store_fixture_row(st, "m", T0, &row));
 	assert_string_equal(row.gateway_id, "gw-x");
 	rs_store_close(st);
 }
 
 static void test_claim_bad_args(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *st = open_store_ab(f, 1000);
 	struct rs_session_claim c = claim_of("gw-a", "m", 1, T0);
 	char long_id[RS_ID_MAX + 2];
@@ -259,13 +197,13 @@ static void test_claim_bad_args(void **state)
 	assert_int_equal(rs_store_session_claim(st, &c), -EINVAL);
 	c = claim_of(NULL, "m", 1, T0);
 	assert_int_equal(rs_store_session_claim(st, &c), -EINVAL);
-	assert_false(row_of(st, "m", T0, &row));
+	assert_false(store_fixture_row(st, "m", T0, &row));
 	/* instance and source may be absent: stored empty. */
 	c = claim_of("gw-a", "m", 1, T0);
 	c.instance_id = NULL;
 	c.source = NULL;
 	assert_int_equal(rs_store_session_claim(st, &c), 0);
-	assert_true(row_of(st, "m", T0, &row));
+	assert_true(store_fixture_row(st, "m", T0, &row));
 	assert_string_equal(row.instance_id, "");
 	assert_string_equal(row.source, "");
 	rs_store_close(st);
@@ -274,7 +212,7 @@ static void test_claim_bad_args(void **state)
 /* Another writer holds the lock (what t_18 does to simulate an outage). */
 static void test_claim_busy(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *st = open_store_ab(f, 50);
 	struct rs_session_claim c = claim_of("gw-a", "m", 1, T0);
 	struct rs_session_row row;
@@ -285,9 +223,9 @@ static void test_claim_busy(void **state)
 	assert_int_equal(rs_store_session_claim(st, &c), -EBUSY);
 	assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
-	assert_false(row_of(st, "m", T0, &row));
+	assert_false(store_fixture_row(st, "m", T0, &row));
 	assert_int_equal(rs_store_session_claim(st, &c), 0);
-	assert_true(row_of(st, "m", T0, &row));
+	assert_true(store_fixture_row(st, "m", T0, &row));
 	rs_store_close(st);
 }
 
@@ -296,7 +234,7 @@ static void test_claim_busy(void **state)
  * while the gateway is above the cap with it. */
 static void test_claim_above_cap_deferred(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct rs_store *st = open_store_ab(f, 1000);
 	struct rs_session_claim c;
 	struct rs_session_row row;
@@ -330,7 +268,7 @@ static void test_claim_above_cap_deferred(void **state)
 	assert_false(a.accepted);
 	assert_string_equal(a.target_id, "gw-b");
 	assert_int_equal(a.decision.reason, RS_REASON_PLACED);
-	assert_true(row_of(st, m[2], T0 + 40, &row));
+	assert_true(store_fixture_row(st, m[2], T0 + 40, &row));
 	assert_int_equal(row.state, RS_SESSION_PENDING);
 	assert_string_equal(row.gateway_id, "gw-b");
 	assert_int_equal(row.epoch, 1);
@@ -345,7 +283,7 @@ static void test_claim_above_cap_deferred(void **state)
 	assert_int_equal(rs_store_admit(st, &a), 0);
 	assert_true(a.accepted);
 	assert_string_equal(a.target_id, "gw-a");
-	assert_true(row_of(st, m[1], T0 + 50, &row));
+	assert_true(store_fixture_row(st, m[1], T0 + 50, &row));
 	assert_int_equal(row.state, RS_SESSION_ACTIVE);
 	assert_string_equal(row.gateway_id, "gw-a");
 	assert_int_equal(row.heartbeat_ms, T0 + 20);
@@ -367,13 +305,13 @@ static void test_claim_above_cap_deferred(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_claim_empty, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_claim_over_older, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_claim_under_newer, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_claim_unregistered, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_claim_bad_args, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_claim_busy, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_claim_above_cap_deferred, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_claim_empty, store_fixture_setup, store_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_claim_over_older, store_fixture_setup, store_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_claim_under_newer, store_fixture_setup, store_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_claim_unregistered, store_fixture_setup, store_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_claim_bad_args, store_fixture_setup, store_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_claim_busy, store_fixture_setup, store_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_claim_above_cap_deferred, store_fixture_setup, store_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests_name("store_claim", tests, NULL, NULL);

@@ -6,7 +6,6 @@
  * (over_cap), while liveness changes nothing for an arrival that is not a
  * fallback. */
 #include <errno.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,90 +13,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "ringsteer/store.h"
+#include "store_fixture.h"
 
 #define T0 1700000000000LL
 #define TTL 15000
 
-struct fixture {
-	char dir[64];
-	char url[160];
-};
-
-static int make_dir(void **state)
-{
-	struct fixture *f = calloc(1, sizeof(*f));
-
-	if (!f)
-		return -1;
-	snprintf(f->dir, sizeof(f->dir), "/tmp/rs-fallback-XXXXXX");
-	if (!mkdtemp(f->dir)) {
-		free(f);
-		return -1;
-	}
-	snprintf(f->url, sizeof(f->url), "sqlite:%s/ringsteer.db", f->dir);
-	*state = f;
-	return 0;
-}
-
-static int remove_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
-{
-	(void)sb;
-	(void)type;
-	(void)ftw;
-	return remove(path);
-}
-
-static int remove_dir(void **state)
-{
-	struct fixture *f = *state;
-	int rc = nftw(f->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-
-	free(f);
-	return rc;
-}
-
 /* A store with gateways ids[0..n) registered, serving, at T0. */
-static struct rs_store *open_store(const struct fixture *f, const char *const *ids, size_t n)
+static struct rs_store *open_store(const struct store_fixture *f, const char *const *ids, size_t n)
 {
 	const struct rs_store_options opt = { .ttl_ms = TTL, .reservation_ms = 5000 };
-	struct rs_store *st = NULL;
-	char peer[48];
 
-	assert_int_equal(rs_store_open(f->url, &opt, &st), 0);
-	for (size_t i = 0; i < n; i++) {
-		snprintf(peer, sizeof(peer), "10.0.0.%zu:7001", i + 1);
-		assert_int_equal(rs_store_gateway_register(st, ids[i], peer, RS_GATEWAY_SERVING, T0), 0);
-	}
-	return st;
+	return store_fixture_open(f, &opt, ids, n, T0);
 }
 
 static struct rs_admit arrival(const char *gw, const char *member, uint64_t epoch, bool stay, int64_t now)
 {
 	return (struct rs_admit){ .gateway_id = gw, .member_id = member, .instance_id = "i-1", .epoch = epoch,
 				  .stay = stay, .sandboxes = 2, .source = "10.1.0.9:40000", .now_ms = now };
-}
-
-static bool row_of(struct rs_store *st, const char *member, int64_t now, struct rs_session_row *out)
-{
-	struct rs_session_row *rows = NULL;
-	size_t n = 0;
-	bool found = false;
-
-	assert_int_equal(rs_store_list_sessions(st, now, true, &rows, &n), 0);
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(rows[i].member_id, member) == 0) {
-			*out = rows[i];
-			found = true;
-		}
-	}
-	free(rows);
-	return found;
 }
 
 static struct rs_admit fallback_of(const char *member, uint64_t epoch, int64_t now, bool liveness)
@@ -110,7 +47,7 @@ static struct rs_admit fallback_of(const char *member, uint64_t epoch, int64_t n
 
 static void test_fallback_rounds(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	const char *const ids[] = { "gw-a", "gw-t", "gw-u" };
 	struct rs_store *st = open_store(f, ids, 3);
 	struct rs_session_row row;
@@ -150,7 +87,7 @@ static void test_fallback_rounds(void **state)
 	assert_true(a.accepted);
 	assert_true(a.over_cap);
 	assert_int_equal(a.decision.reason, RS_REASON_STAY);
-	assert_true(row_of(st, "x", T0 + 50, &row));
+	assert_true(store_fixture_row(st, "x", T0 + 50, &row));
 	assert_int_equal(row.state, RS_SESSION_ACTIVE);
 	assert_string_equal(row.gateway_id, "gw-a");
 
@@ -168,7 +105,7 @@ static void test_fallback_rounds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_fallback_rounds, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_fallback_rounds, store_fixture_setup, store_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests_name("store_fallback", tests, NULL, NULL);

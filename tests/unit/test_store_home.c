@@ -10,7 +10,6 @@
  * it was, loads unchanged.  Runs on SQLite, then on PostgreSQL when
  * RS_TEST_PG_URL names a server (a database of its own, emptied per test). */
 #include <errno.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,14 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <libpq-fe.h>
 
 #include "ringsteer/ring.h"
 #include "ringsteer/store.h"
+#include "store_fixture.h"
 #include "testutil.h"
 
 #define T0 1700000000000LL
@@ -37,122 +35,18 @@ struct backend_env {
 	char pg_url[700];
 };
 
-struct fixture {
-	char dir[64];
-	char url[760];
-};
-
-static void pg_quiet(void *arg, const char *message)
-{
-	(void)arg;
-	(void)message;
-}
-
-static int pg_exec(const char *url, const char *sql)
-{
-	PGconn *c = PQconnectdb(url);
-	PGresult *res = NULL;
-	int ok = PQstatus(c) == CONNECTION_OK;
-
-	PQsetNoticeProcessor(c, pg_quiet, NULL);
-	if (ok) {
-		res = PQexec(c, sql);
-		ok = PQresultStatus(res) == PGRES_COMMAND_OK;
-	}
-	if (!ok)
-		fprintf(stderr, "store home: %s: %s", sql, PQerrorMessage(c));
-	PQclear(res);
-	PQfinish(c);
-	return ok ? 0 : -1;
-}
-
-static int make_dir(void **state)
-{
-	const struct backend_env *env = *state;
-	struct fixture *f = calloc(1, sizeof(*f));
-
-	if (!f)
-		return -1;
-	snprintf(f->dir, sizeof(f->dir), "/tmp/rs-home-XXXXXX");
-	if (!mkdtemp(f->dir)) {
-		free(f);
-		return -1;
-	}
-	if (env->pg_url[0]) {
-		snprintf(f->url, sizeof(f->url), "%s", env->pg_url);
-		if (pg_exec(f->url, "DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public") != 0) {
-			rmdir(f->dir);
-			free(f);
-			return -1;
-		}
-	} else {
-		snprintf(f->url, sizeof(f->url), "sqlite:%s/ringsteer.db", f->dir);
-	}
-	*state = f;
-	return 0;
-}
-
-static int remove_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
-{
-	(void)sb;
-	(void)type;
-	(void)ftw;
-	return remove(path);
-}
-
-static int remove_dir(void **state)
-{
-	struct fixture *f = *state;
-	int rc = nftw(f->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-
-	free(f);
-	return rc;
-}
-
 /* A store with gateways ids[0..n) registered, serving, at T0. */
-static struct rs_store *open_store(const struct fixture *f, const char *const *ids, size_t n)
+static struct rs_store *open_store(const struct store_fixture *f, const char *const *ids, size_t n)
 {
 	const struct rs_store_options opt = { .ttl_ms = TTL, .reservation_ms = 5000 };
-	struct rs_store *st = NULL;
-	char peer[48];
 
-	assert_int_equal(rs_store_open(f->url, &opt, &st), 0);
-	for (size_t i = 0; i < n; i++) {
-		snprintf(peer, sizeof(peer), "10.0.0.%zu:7001", i + 1);
-		assert_int_equal(rs_store_gateway_register(st, ids[i], peer, RS_GATEWAY_SERVING, T0), 0);
-	}
-	return st;
+	return store_fixture_open(f, &opt, ids, n, T0);
 }
 
 static struct rs_admit arrival(const char *gw, const char *member, uint64_t epoch, bool stay, int64_t now)
 {
 	return (struct rs_admit){ .gateway_id = gw, .member_id = member, .instance_id = "i-1", .epoch = epoch,
 				  .stay = stay, .sandboxes = 2, .source = "10.1.0.9:40000", .now_ms = now };
-}
-
-static bool row_of(struct rs_store *st, const char *member, int64_t now, struct rs_session_row *out)
-{
-	struct rs_session_row *rows = NULL;
-	size_t n = 0;
-	bool found = false;
-
-	assert_int_equal(rs_store_list_sessions(st, now, true, &rows, &n), 0);
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(rows[i].member_id, member) == 0) {
-			*out = rows[i];
-			found = true;
-		}
-	}
-	free(rows);
-	return found;
-}
-
-static struct rs_gateway_row gateway_of(struct rs_store *st, const char *gw, int64_t now)
-{
-	struct rs_gateway_row row;
-
-	assert_int_equal(rs_store_gateway_get(st, gw, now, &row), 0);
-	return row;
 }
 
 /* A member name whose ring owner among ids is `owner`. */
@@ -197,7 +91,7 @@ static const char *arrive(struct rs_store *st, const char *gw, const char *membe
 
 static void test_leave_keeps_place(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	const char *const ids[] = { "gw-a", "gw-b" };
 	struct rs_store *st = open_store(f, ids, 2);
 	struct rs_admit a = arrival("gw-a", "m", 1, true, T0 + 10);
@@ -206,39 +100,39 @@ static void test_leave_keeps_place(void **state)
 
 	assert_int_equal(rs_store_admit(st, &a), 0);
 	assert_true(a.accepted);
-	assert_int_equal(gateway_of(st, "gw-a", T0 + 10).attached, 1);
+	assert_int_equal(store_fixture_gateway(st, "gw-a", T0 + 10).attached, 1);
 
 	assert_int_equal(rs_store_session_leave(st, "gw-a", "m", 1, T0 + 100, GRACE), 0);
-	assert_true(row_of(st, "m", T0 + 100, &row));
+	assert_true(store_fixture_row(st, "m", T0 + 100, &row));
 	assert_int_equal(row.state, RS_SESSION_PENDING);
 	assert_string_equal(row.gateway_id, "gw-a");
 	assert_int_equal(row.epoch, 1);
 	assert_int_equal(row.sandboxes, 2);
 	assert_int_equal(row.expires_ms, T0 + 100 + GRACE);
 	/* No longer attached, still counted: its place is held. */
-	gw = gateway_of(st, "gw-a", T0 + 100);
+	gw = store_fixture_gateway(st, "gw-a", T0 + 100);
 	assert_int_equal(gw.attached, 0);
 	assert_int_equal(gw.supervisors, 1);
-	assert_int_equal(gateway_of(st, "gw-a", T0 + 100 + GRACE).supervisors, 1);
+	assert_int_equal(store_fixture_gateway(st, "gw-a", T0 + 100 + GRACE).supervisors, 1);
 	/* The grace ends: the place is free (nothing written; it stops counting). */
 	assert_int_equal(rs_store_heartbeat(st, "gw-a", T0 + 100 + GRACE + 1), 0);
-	assert_int_equal(gateway_of(st, "gw-a", T0 + 100 + GRACE + 1).supervisors, 0);
+	assert_int_equal(store_fixture_gateway(st, "gw-a", T0 + 100 + GRACE + 1).supervisors, 0);
 
 	/* A stale departure (older epoch, or another gateway) changes nothing. */
 	a = arrival("gw-b", "n", 5, true, T0 + 200);
 	assert_int_equal(rs_store_admit(st, &a), 0);
 	assert_int_equal(rs_store_session_leave(st, "gw-b", "n", 4, T0 + 300, GRACE), 0);
 	assert_int_equal(rs_store_session_leave(st, "gw-a", "n", 5, T0 + 300, GRACE), 0);
-	assert_true(row_of(st, "n", T0 + 300, &row));
+	assert_true(store_fixture_row(st, "n", T0 + 300, &row));
 	assert_int_equal(row.state, RS_SESSION_ACTIVE);
-	assert_int_equal(gateway_of(st, "gw-b", T0 + 300).attached, 1);
+	assert_int_equal(store_fixture_gateway(st, "gw-b", T0 + 300).attached, 1);
 	/* Grace 0 (a draining gateway's departures) deletes the row. */
 	assert_int_equal(rs_store_session_leave(st, "gw-b", "n", 5, T0 + 300, 0), 0);
-	assert_false(row_of(st, "n", T0 + 300, &row));
-	assert_int_equal(gateway_of(st, "gw-b", T0 + 300).attached, 0);
+	assert_false(store_fixture_row(st, "n", T0 + 300, &row));
+	assert_int_equal(store_fixture_gateway(st, "gw-b", T0 + 300).attached, 0);
 	/* Leaving twice: the reservation is not a session any more; it goes. */
 	assert_int_equal(rs_store_session_leave(st, "gw-a", "m", 1, T0 + 400, GRACE), 0);
-	assert_false(row_of(st, "m", T0 + 400, &row));
+	assert_false(store_fixture_row(st, "m", T0 + 400, &row));
 	assert_int_equal(rs_store_session_leave(st, "", "m", 1, T0, GRACE), -EINVAL);
 	assert_int_equal(rs_store_session_leave(NULL, "gw-a", "m", 1, T0, GRACE), -EINVAL);
 	rs_store_close(st);
@@ -246,7 +140,7 @@ static void test_leave_keeps_place(void **state)
 
 static void test_return_goes_home(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	const char *const ids[] = { "gw-a", "gw-b" };
 	struct rs_store *st = open_store(f, ids, 2);
 	struct rs_store_steer steer;
@@ -277,22 +171,22 @@ static void test_return_goes_home(void **state)
 	assert_false(a.accepted);
 	assert_string_equal(a.target_id, "gw-a");
 	assert_int_equal(a.decision.reason, RS_REASON_RESERVED);
-	assert_int_equal(gateway_of(st, "gw-a", T0 + 40).supervisors, 1);
-	assert_int_equal(gateway_of(st, "gw-b", T0 + 40).supervisors, 0);
+	assert_int_equal(store_fixture_gateway(st, "gw-a", T0 + 40).supervisors, 1);
+	assert_int_equal(store_fixture_gateway(st, "gw-b", T0 + 40).supervisors, 0);
 	a = arrival("gw-a", m, 2, false, T0 + 50);
 	a.redirected = true;
 	assert_int_equal(rs_store_admit(st, &a), 0);
 	assert_true(a.accepted);
-	assert_true(row_of(st, m, T0 + 50, &row));
+	assert_true(store_fixture_row(st, m, T0 + 50, &row));
 	assert_int_equal(row.state, RS_SESSION_ACTIVE);
 	assert_string_equal(row.gateway_id, "gw-a");
-	assert_int_equal(gateway_of(st, "gw-a", T0 + 50).attached, 1);
+	assert_int_equal(store_fixture_gateway(st, "gw-a", T0 + 50).attached, 1);
 	rs_store_close(st);
 }
 
 static void test_no_home_when_full_or_draining(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	const char *const ids[] = { "gw-a", "gw-b" };
 	struct rs_store *st = open_store(f, ids, 2);
 	char m[32], x[32];
@@ -312,7 +206,7 @@ static void test_no_home_when_full_or_draining(void **state)
 	assert_int_equal(rs_store_admit(st, &a), 0);
 	assert_true(a.accepted);
 	assert_int_equal(a.decision.reason, RS_REASON_PLACED);
-	assert_int_equal(gateway_of(st, "gw-a", T0 + 30).supervisors, 1);
+	assert_int_equal(store_fixture_gateway(st, "gw-a", T0 + 30).supervisors, 1);
 
 	/* A reservation at a gateway that drains sends nobody there. */
 	assert_int_equal(rs_store_session_leave(st, "gw-b", m, 2, T0 + 40, GRACE), 0);
@@ -326,7 +220,7 @@ static void test_no_home_when_full_or_draining(void **state)
 
 static void test_expired_place_taken(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	const char *const ids[] = { "gw-a", "gw-b" };
 	struct rs_store *st = open_store(f, ids, 2);
 	int64_t later = T0 + 20 + GRACE + 1;
@@ -347,12 +241,12 @@ static void test_expired_place_taken(void **state)
 	 * N = 3, cap 2, gw-a at 1, so z still fits there; m's place and z
 	 * both count. */
 	assert_string_equal(arrive(st, "gw-b", z, 1, T0 + 30, &a), "gw-a");
-	assert_int_equal(gateway_of(st, "gw-a", T0 + 30).supervisors, 2);
+	assert_int_equal(store_fixture_gateway(st, "gw-a", T0 + 30).supervisors, 2);
 
 	/* Past the grace m's place is free: gw-a holds z alone. */
 	assert_int_equal(rs_store_heartbeat(st, "gw-a", later), 0);
 	assert_int_equal(rs_store_heartbeat(st, "gw-b", later), 0);
-	assert_int_equal(gateway_of(st, "gw-a", later).supervisors, 1);
+	assert_int_equal(store_fixture_gateway(st, "gw-a", later).supervisors, 1);
 	/* m coming back now is placed by the rule, not sent home. */
 	a = arrival("gw-b", m, 2, false, later);
 	assert_int_equal(rs_store_admit(st, &a), 0);
@@ -364,7 +258,7 @@ static void test_expired_place_taken(void **state)
  * landing at random gateways within the grace: every one goes home. */
 static void test_fleet_restart(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	const char *const ids[] = { "gw-0", "gw-1", "gw-2", "gw-3" };
 	struct rs_store *st = open_store(f, ids, 4);
 	struct test_rng rng;
@@ -379,36 +273,37 @@ static void test_fleet_restart(void **state)
 			 arrive(st, ids[test_rng_below(&rng, 4)], names[i], 1, T0 + 10, &a));
 	}
 	for (int g = 0; g < 4; g++) {
-		before[g] = gateway_of(st, ids[g], T0 + 10).attached;
+		before[g] = store_fixture_gateway(st, ids[g], T0 + 10).attached;
 		assert_int_equal(before[g], 10);
 	}
 	for (int i = 0; i < 40; i++)
 		assert_int_equal(rs_store_session_leave(st, home[i], names[i], 1, T0 + 20, GRACE), 0);
 	for (int g = 0; g < 4; g++) {
-		assert_int_equal(gateway_of(st, ids[g], T0 + 20).attached, 0);
-		assert_int_equal(gateway_of(st, ids[g], T0 + 20).supervisors, 10);
+		assert_int_equal(store_fixture_gateway(st, ids[g], T0 + 20).attached, 0);
+		assert_int_equal(store_fixture_gateway(st, ids[g], T0 + 20).supervisors, 10);
 	}
 	for (int i = 0; i < 40; i++)
 		moved += strcmp(arrive(st, ids[test_rng_below(&rng, 4)], names[i], 2, T0 + 30, &a), home[i]) != 0;
 	printf("# fleet restart: %u of 40 moved\n", moved);
 	assert_int_equal(moved, 0);
 	for (int g = 0; g < 4; g++)
-		assert_int_equal(gateway_of(st, ids[g], T0 + 30).attached, 10);
+		assert_int_equal(store_fixture_gateway(st, ids[g], T0 + 30).attached, 10);
 	rs_store_close(st);
 }
 
-#define HOME_TESTS(env)                                                                                 \
-	cmocka_unit_test_prestate_setup_teardown(test_leave_keeps_place, make_dir, remove_dir, env),             \
-	cmocka_unit_test_prestate_setup_teardown(test_return_goes_home, make_dir, remove_dir, env),              \
-	cmocka_unit_test_prestate_setup_teardown(test_no_home_when_full_or_draining, make_dir, remove_dir, env), \
-	cmocka_unit_test_prestate_setup_teardown(test_expired_place_taken, make_dir, remove_dir, env),           \
-	cmocka_unit_test_prestate_setup_teardown(test_fleet_restart, make_dir, remove_dir, env)
+#define HOME_TEST(fn, pg_url) cmocka_unit_test_prestate_setup_teardown(fn, store_fixture_setup, store_fixture_teardown, pg_url)
+#define HOME_TESTS(pg_url)                                    \
+	HOME_TEST(test_leave_keeps_place, pg_url),              \
+	HOME_TEST(test_return_goes_home, pg_url),               \
+	HOME_TEST(test_no_home_when_full_or_draining, pg_url),  \
+	HOME_TEST(test_expired_place_taken, pg_url),            \
+	HOME_TEST(test_fleet_restart, pg_url)
 
 int main(void)
 {
 	struct backend_env sqlite_env = { .pg_url = "" }, pg_env;
-	const struct CMUnitTest sqlite_tests[] = { HOME_TESTS(&sqlite_env) };
-	const struct CMUnitTest pg_tests[] = { HOME_TESTS(&pg_env) };
+	const struct CMUnitTest sqlite_tests[] = { HOME_TESTS(sqlite_env.pg_url) };
+	const struct CMUnitTest pg_tests[] = { HOME_TESTS(pg_env.pg_url) };
 	const char *base = getenv("RS_TEST_PG_URL");
 	char sql[128];
 	int failed;
@@ -420,15 +315,15 @@ int main(void)
 		return failed;
 	}
 	snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS rs_home_%ld WITH (FORCE)", (long)getpid());
-	if (pg_exec(base, sql) != 0)
+	if (store_fixture_pg_exec(base, sql) != 0)
 		return failed + 1;
 	snprintf(sql, sizeof(sql), "CREATE DATABASE rs_home_%ld", (long)getpid());
-	if (pg_exec(base, sql) != 0)
+	if (store_fixture_pg_exec(base, sql) != 0)
 		return failed + 1;
 	snprintf(pg_env.pg_url, sizeof(pg_env.pg_url), "%s%sdbname=rs_home_%ld", base, strchr(base, '?') ? "&" : "?",
 		 (long)getpid());
 	failed += cmocka_run_group_tests_name("store home (postgres)", pg_tests, NULL, NULL);
 	snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS rs_home_%ld WITH (FORCE)", (long)getpid());
-	pg_exec(base, sql);
+	store_fixture_pg_exec(base, sql);
 	return failed;
 }

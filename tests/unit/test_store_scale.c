@@ -32,6 +32,7 @@
 #include <sqlite3.h>
 
 #include "ringsteer/store.h"
+#include "store_fixture.h"
 #include "testutil.h"
 
 #define T0 1700000000000LL
@@ -44,77 +45,50 @@ struct backend_env {
 	char url[2][600]; /* PostgreSQL: the pass's two databases */
 };
 
+/* Two stores (the batch and its sequential oracle, or any two). */
 struct fixture {
 	const struct backend_env *env;
-	char dir[64];
-	char path[2][128];
-	char url[2][700];
+	struct store_fixture s[2];
 };
 
-static void pg_quiet(void *arg, const char *message)
-{
-	(void)arg;
-	(void)message;
-}
 
-static void pg_exec_raw(const char *url, const char *sql)
-{
-	PGconn *c = PQconnectdb(url);
-	PGresult *res;
 
-	if (PQstatus(c) != CONNECTION_OK)
-		fail_msg("cannot connect to %s: %s", url, PQerrorMessage(c));
-	PQsetNoticeProcessor(c, pg_quiet, NULL);
-	res = PQexec(c, sql);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
-		fail_msg("%s: %s", sql, PQerrorMessage(c));
-	PQclear(res);
-	PQfinish(c);
-}
+
+
 
 static int make_dir(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
+	int k;
 
 	if (!f)
 		return -1;
 	f->env = *state;
-	snprintf(f->dir, sizeof(f->dir), "/tmp/rs-scale-XXXXXX");
-	if (!mkdtemp(f->dir)) {
+	for (k = 0; k < 2; k++)
+		if (store_fixture_make(&f->s[k], "scale", f->env->pg ? f->env->url[k] : NULL) != 0)
+			break;
+	if (k < 2) {
+		while (k-- > 0)
+			store_fixture_remove(&f->s[k]);
 		free(f);
 		return -1;
-	}
-	for (int k = 0; k < 2; k++) {
-		char path[sizeof(f->path[k])];
-
-		snprintf(path, sizeof(path), "%s/store-%d.db", f->dir, k);
-		memcpy(f->path[k], path, sizeof(path));
-		if (f->env->pg) {
-			snprintf(f->url[k], sizeof(f->url[k]), "%s", f->env->url[k]);
-			pg_exec_raw(f->url[k], "DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public");
-		} else {
-			snprintf(f->url[k], sizeof(f->url[k]), "sqlite:%s", path);
-		}
 	}
 	*state = f;
 	return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
-{
-	(void)sb;
-	(void)type;
-	(void)ftw;
-	return remove(path);
-}
-
 static int remove_dir(void **state)
 {
 	struct fixture *f = *state;
-	int rc = nftw(f->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	int rc = store_fixture_remove(&f->s[0]) | store_fixture_remove(&f->s[1]);
 
 	free(f);
 	return rc;
+}
+
+static void pg_exec_raw(const char *url, const char *sql)
+{
+	assert_int_equal(store_fixture_pg_exec(url, sql), 0);
 }
 
 /* Runs sql on store k directly, on either backend. */
@@ -123,10 +97,10 @@ static void raw_sql(const struct fixture *f, int k, const char *sql)
 	sqlite3 *db = NULL;
 
 	if (f->env->pg) {
-		pg_exec_raw(f->url[k], sql);
+		pg_exec_raw(f->s[k].url, sql);
 		return;
 	}
-	assert_int_equal(sqlite3_open(f->path[k], &db), SQLITE_OK);
+	assert_int_equal(sqlite3_open(f->s[k].path, &db), SQLITE_OK);
 	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
 		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
 	sqlite3_close(db);
@@ -138,7 +112,7 @@ static int64_t raw_int(const struct fixture *f, int k, const char *sql)
 	int64_t v = -1;
 
 	if (f->env->pg) {
-		PGconn *c = PQconnectdb(f->url[k]);
+		PGconn *c = PQconnectdb(f->s[k].url);
 		PGresult *res = PQexec(c, sql);
 
 		if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
@@ -151,7 +125,7 @@ static int64_t raw_int(const struct fixture *f, int k, const char *sql)
 	sqlite3 *db = NULL;
 	sqlite3_stmt *s = NULL;
 
-	assert_int_equal(sqlite3_open(f->path[k], &db), SQLITE_OK);
+	assert_int_equal(sqlite3_open(f->s[k].path, &db), SQLITE_OK);
 	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
 	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
 	v = sqlite3_column_int64(s, 0);
@@ -166,7 +140,7 @@ static struct rs_store *open_store(const struct fixture *f, int k)
 					      .busy_timeout_ms = 20000 };
 	struct rs_store *st = NULL;
 
-	assert_int_equal(rs_store_open(f->url[k], &opt, &st), 0);
+	assert_int_equal(rs_store_open(f->s[k].url, &opt, &st), 0);
 	return st;
 }
 
@@ -178,13 +152,6 @@ static void register_gw(struct rs_store *st, const char *id, int64_t now)
 	assert_int_equal(rs_store_gateway_register(st, id, peer, RS_GATEWAY_SERVING, now), 0);
 }
 
-static struct rs_gateway_row gateway_of(struct rs_store *st, const char *id, int64_t now)
-{
-	struct rs_gateway_row row;
-
-	assert_int_equal(rs_store_gateway_get(st, id, now, &row), 0);
-	return row;
-}
 
 static struct rs_session_claim claim_of(const char *gw, const char *member, uint64_t epoch, int64_t now)
 {
@@ -275,11 +242,11 @@ static void test_migrate_v1(void **state)
 		assert_int_equal(raw_int(f, 0, "SELECT version FROM schema_version"), 2);
 		/* Active rows live with their gateway now, however old (m1's own
 		 * heartbeat is a TTL old: version 1 counted it dead). */
-		assert_int_equal(gateway_of(st, "gw-a", now).attached, 3);
-		assert_int_equal(gateway_of(st, "gw-a", now).supervisors, 4);
-		assert_int_equal(gateway_of(st, "gw-b", now).attached, 1);
-		assert_int_equal(gateway_of(st, "gw-b", now).supervisors, 0); /* dead */
-		assert_int_equal(gateway_of(st, "gw-c", now).attached, 0);
+		assert_int_equal(store_fixture_gateway(st, "gw-a", now).attached, 3);
+		assert_int_equal(store_fixture_gateway(st, "gw-a", now).supervisors, 4);
+		assert_int_equal(store_fixture_gateway(st, "gw-b", now).attached, 1);
+		assert_int_equal(store_fixture_gateway(st, "gw-b", now).supervisors, 0); /* dead */
+		assert_int_equal(store_fixture_gateway(st, "gw-c", now).attached, 0);
 		check_attached(st, now);
 		rs_store_close(st);
 		/* Idempotent: a store whose version row was lost is completed
@@ -319,19 +286,19 @@ static void test_gateway_start(void **state)
 		snprintf(member, sizeof(member), "p%d", i++);
 		assert_int_equal(rs_store_steer(st, member, T0, &s), 0);
 	} while (strcmp(s.gateway_id, "gw-a") != 0);
-	assert_int_equal(gateway_of(st, "gw-a", T0).attached, 2);
-	uint32_t before_b = gateway_of(st, "gw-b", T0).supervisors;
+	assert_int_equal(store_fixture_gateway(st, "gw-a", T0).attached, 2);
+	uint32_t before_b = store_fixture_gateway(st, "gw-b", T0).supervisors;
 
 	/* gw-a restarts within the TTL: without the start its old sessions
 	 * would count forever (nothing refreshes or expires them). */
 	assert_int_equal(rs_store_gateway_start(st, "gw-a", "10.0.0.9:1", RS_GATEWAY_SERVING, T0 + 100), 0);
-	struct rs_gateway_row a = gateway_of(st, "gw-a", T0 + 100);
+	struct rs_gateway_row a = store_fixture_gateway(st, "gw-a", T0 + 100);
 
 	assert_int_equal(a.attached, 0);
 	assert_int_equal(a.supervisors, 1); /* the reservation stays */
 	assert_string_equal(a.peer, "10.0.0.9:1");
 	assert_int_equal(a.heartbeat_ms, T0 + 100);
-	assert_int_equal(gateway_of(st, "gw-b", T0 + 100).supervisors, before_b);
+	assert_int_equal(store_fixture_gateway(st, "gw-b", T0 + 100).supervisors, before_b);
 	assert_int_equal(rs_store_list_sessions(st, T0 + 100, true, &rows, &n), 0);
 	for (size_t k = 0; k < n; k++)
 		assert_false(strcmp(rows[k].gateway_id, "gw-a") == 0 && rows[k].state == RS_SESSION_ACTIVE);
@@ -339,7 +306,7 @@ static void test_gateway_start(void **state)
 	check_attached(st, T0 + 100);
 	/* A new gateway starts as register would; draining too; bad args. */
 	assert_int_equal(rs_store_gateway_start(st, "gw-c", "10.0.0.3:1", RS_GATEWAY_DRAINING, T0 + 100), 0);
-	assert_int_equal(gateway_of(st, "gw-c", T0 + 100).state, RS_GATEWAY_DRAINING);
+	assert_int_equal(store_fixture_gateway(st, "gw-c", T0 + 100).state, RS_GATEWAY_DRAINING);
 	assert_int_equal(rs_store_gateway_start(st, "", "x:1", RS_GATEWAY_SERVING, T0), -EINVAL);
 	assert_int_equal(rs_store_gateway_start(st, "gw-a", NULL, RS_GATEWAY_SERVING, T0), -EINVAL);
 	assert_int_equal(rs_store_gateway_start(NULL, "gw-a", "x:1", RS_GATEWAY_SERVING, T0), -EINVAL);
@@ -805,7 +772,7 @@ static void test_pg_stopped_server(void **state)
 	int64_t t0, took;
 	int err, again;
 
-	assert_int_equal(rs_store_open(f->url[0], &opt, &st), 0);
+	assert_int_equal(rs_store_open(f->s[0].url, &opt, &st), 0);
 	register_gw(st, "gw-a", T0);
 	n = server_pids(f->env->base, pids, 256);
 	if (n == 0 || kill(pids[0], 0) != 0) {
@@ -827,7 +794,7 @@ static void test_pg_stopped_server(void **state)
 	/* Served again: the next call reconnects. */
 	again = rs_store_heartbeat(st, "gw-a", T0 + 2);
 	assert_int_equal(again, 0);
-	assert_int_equal(gateway_of(st, "gw-a", T0 + 2).heartbeat_ms, T0 + 2);
+	assert_int_equal(store_fixture_gateway(st, "gw-a", T0 + 2).heartbeat_ms, T0 + 2);
 
 	/* A reader times out alike (the server has a new backend for the
 	 * new connection: stop it too). */
@@ -858,23 +825,6 @@ static void test_pg_stopped_server(void **state)
 	SCALE_TEST(test_batch_matches_sequential, env),    \
 	SCALE_TEST(test_attached_invariant, env)
 
-static int pg_admin(const char *base, const char *sql)
-{
-	PGconn *c = PQconnectdb(base);
-	PGresult *res = NULL;
-	int ok = PQstatus(c) == CONNECTION_OK;
-
-	PQsetNoticeProcessor(c, pg_quiet, NULL);
-	if (ok) {
-		res = PQexec(c, sql);
-		ok = PQresultStatus(res) == PGRES_COMMAND_OK;
-	}
-	if (!ok)
-		fprintf(stderr, "store scale: %s: %s: %s", base, sql, PQerrorMessage(c));
-	PQclear(res);
-	PQfinish(c);
-	return ok ? 0 : -1;
-}
 
 /* Two databases of the pass's own: rs_scale_<pid>_0 and _1. */
 static int pg_pass(const char *base, struct backend_env *env, bool begin)
@@ -883,12 +833,12 @@ static int pg_pass(const char *base, struct backend_env *env, bool begin)
 
 	for (int k = 0; k < 2; k++) {
 		snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS rs_scale_%ld_%d WITH (FORCE)", (long)getpid(), k);
-		if (pg_admin(base, sql) != 0)
+		if (store_fixture_pg_exec(base, sql) != 0)
 			return -1;
 		if (!begin)
 			continue;
 		snprintf(sql, sizeof(sql), "CREATE DATABASE rs_scale_%ld_%d", (long)getpid(), k);
-		if (pg_admin(base, sql) != 0)
+		if (store_fixture_pg_exec(base, sql) != 0)
 			return -1;
 		snprintf(env->url[k], sizeof(env->url[k]), "%s%sdbname=rs_scale_%ld_%d", base,
 			 strchr(base, '?') ? "&" : "?", (long)getpid(), k);
