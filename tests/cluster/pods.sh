@@ -205,7 +205,9 @@ pods_up() {
 	RS_NODES=$want RS_NODES_MADE=0 RS_NODES_SEQ=$RS_CLUSTER_SEQ RS_PODS=()
 	RS_NODE_AGENT_PID=() RS_NODE_AGENT_STARTS=()
 	local cg2 tag="rs-test-$$-$RANDOM"
-	cg2=$(findmnt -n -o TARGET -t cgroup2 | head -n 1)
+	# The shortest path: the machine's own mount, not a bind of it inside
+	# another root (tests/image/image_test.sh binds /sys into the image).
+	cg2=$(findmnt -n -o TARGET -t cgroup2 | awk '{ print length($0), $0 }' | sort -n | head -n 1 | cut -d' ' -f2-)
 	[ -n "$cg2" ] || fail "pods_up: no cgroup2 mount (findmnt -t cgroup2)"
 	RS_POD_CGROUP="$cg2/$tag" RS_POD_PIN_ROOT="/sys/fs/bpf/$tag"
 	export RS_POD_CGROUP
