@@ -460,7 +460,7 @@ image-test: image deps all
 COMPARE_PACKAGES := haproxy nginx libnginx-mod-stream
 COMPARE_OUT ?= $(BUILD)/compare
 .PHONY: compare compare-quick compare-deps
-compare-deps:
+compare-deps: $(if $(COMPARE_DATAPATH_PACKAGES),compare-datapath-deps)
 	$(call install_missing,$(COMPARE_PACKAGES))
 compare: deps compare-deps all
 	bench/compare/compare.sh $(BUILD) $(COMPARE_OUT)

@@ -42,6 +42,8 @@ fi
 contenders=("$@")
 [ ${#contenders[@]} -gt 0 ] || read -r -a contenders <<<"$CMP_CONTENDERS"
 mkdir -p "$CMP_OUT"
+# The storm start mints every token (sups_start); restarts reuse them.
+RS_SUP_KEEP_TOKEN=1
 : >"$CMP_OUT/evenness.tsv"
 : >"$CMP_OUT/rounds.tsv"
 
@@ -88,17 +90,18 @@ run_contender() {
 	await "$LABEL: storm, all attached" "$deadline" all_attached "${ALL[@]}"
 	cmp_settle "$n" "$deadline"
 	record storm
-	printf '%s\t0\t%s\n' "$LABEL" "$(cmp_spread "$CMP_LOADS" | cut -d' ' -f1)" >>"$CMP_OUT/rounds.tsv"
+	printf '%s\t0\t%s\n' "$LABEL" "$(cmp_spread "$CMP_LOADS" | cut -d' ' -f1)" >>"$CMP_ROUNDS_TSV"
 
+	rs_log "$LABEL: rounds"
 	# R rounds: stop everyone, start everyone.
 	local sum=0 worst=0 ratio_sum=0 s
 	for ((r = 1; r <= ROUNDS; r++)); do
 		sups_stop "${ALL[@]}"
-		sups_start "${ALL[@]}"
+		for m in "${ALL[@]}"; do sup_start "$m"; done # tokens kept (RS_SUP_KEEP_TOKEN)
 		await "$LABEL round $r: all attached" "$deadline" all_attached "${ALL[@]}"
 		cmp_settle "$n" "$deadline"
 		s=$(cmp_spread "$CMP_LOADS")
-		printf '%s\t%d\t%s\n' "$LABEL" "$r" "${s% *}" >>"$CMP_OUT/rounds.tsv"
+		printf '%s\t%d\t%s\n' "$LABEL" "$r" "${s% *}" >>"$CMP_ROUNDS_TSV"
 		sum=$((sum + ${s% *}))
 		[ "${s% *}" -le "$worst" ] || worst=${s% *}
 		ratio_sum=$(awk -v a="$ratio_sum" -v b="${s#* }" 'BEGIN { printf "%.3f", a + b }')
@@ -107,6 +110,7 @@ run_contender() {
 	emit "$LABEL" rounds_worst_max_minus_min "$worst"
 	emit "$LABEL" rounds_mean_max_over_mean "$(awk -v s="$ratio_sum" -v r="$ROUNDS" 'BEGIN { printf "%.3f", s / r }')"
 
+	rs_log "$LABEL: refresh"
 	# Token refresh: ringsteer's supervisors get SIGUSR1 (a make-before-break
 	# redial of their gateway asking to STAY); a client of the Service or of
 	# a proxy has no such thing: it reconnects through the front, one at a
@@ -130,6 +134,7 @@ run_contender() {
 	cmp_settle "$n" "$deadline"
 	emit "$LABEL" moved_by_refresh "$(cmp_moved "$before" "$(cmp_map)")"
 
+	rs_log "$LABEL: blip"
 	# Short blip: every supervisor's TCP connection destroyed at once.
 	before=$(cmp_map)
 	counts=$(sup_attach_counts "${ALL[@]}")
@@ -138,6 +143,7 @@ run_contender() {
 	cmp_settle "$n" "$deadline"
 	emit "$LABEL" moved_by_blip "$(cmp_moved "$before" "$(cmp_map)")"
 
+	rs_log "$LABEL: affinity"
 	# Affinity: restart a sample alone, one at a time.
 	back=0
 	local k=$AFFINITY
@@ -152,6 +158,7 @@ run_contender() {
 	emit "$LABEL" affinity_share "$(awk -v b="$back" -v k="$k" 'BEGIN { printf "%.3f", b / k }')"
 	cmp_settle "$n" "$deadline"
 
+	rs_log "$LABEL: join"
 	# A fifth gateway joins.
 	before=$(cmp_map)
 	cmp_gw_join 5
@@ -178,11 +185,51 @@ run_contender() {
 	cluster_down
 }
 
+# Contenders run CMP_JOBS at a time (QUICK: 4, else 1), each on its own
+# cluster (its own namespace), writing OUT/parts/LABEL.{tsv,rounds.tsv,log};
+# the parts are joined in contender order at the end.
+CMP_JOBS=${CMP_JOBS:-$([ "$QUICK" = 1 ] && echo 4 || echo 1)}
+mkdir -p "$CMP_OUT/parts"
+rm -f "$CMP_OUT"/parts/*
+labels=()
+declare -A job_pid=()
+job_wait() { # LABEL: its exit status; its log on failure
+	wait "${job_pid[$1]}"
+	local rc=$?
+	if [ "$rc" -ne 0 ]; then
+		echo "evenness.sh: $1 failed ($rc); its log:" >&2
+		cat "$CMP_OUT/parts/$1.log" >&2
+	fi
+	return "$rc"
+}
+rc=0 running=()
 for n in $SUPS; do
 	for c in "${contenders[@]}"; do
-		run_contender "$c" "$n" || exit 1
+		l=$c
+		[ "$n" = "${SUPS%% *}" ] || l="$c@$n"
+		labels+=("$l")
+		(
+			CMP_TSV="$CMP_OUT/parts/$l.tsv" CMP_ROUNDS_TSV="$CMP_OUT/parts/$l.rounds.tsv"
+			RS_NS_PREFIX="rscmp-$$-${#labels[@]}"
+			: >"$CMP_TSV"; : >"$CMP_ROUNDS_TSV"
+			run_contender "$c" "$n"
+		) >"$CMP_OUT/parts/$l.log" 2>&1 &
+		job_pid[$l]=$!
+		running+=("$l")
+		echo "evenness.sh: $l started ($n supervisors)"
+		if [ ${#running[@]} -ge "$CMP_JOBS" ]; then
+			job_wait "${running[0]}" || rc=1
+			running=("${running[@]:1}")
+		fi
 	done
 done
+for l in "${running[@]}"; do job_wait "$l" || rc=1; done
+for l in "${labels[@]}"; do
+	cat "$CMP_OUT/parts/$l.tsv" >>"$CMP_OUT/evenness.tsv" 2>/dev/null
+	cat "$CMP_OUT/parts/$l.rounds.tsv" >>"$CMP_OUT/rounds.tsv" 2>/dev/null
+	grep -E ' (storm|after_[a-z]+): loads ' "$CMP_OUT/parts/$l.log" | sed "s/^/  /"
+done
+[ "$rc" -eq 0 ] || exit 1
 
 # Every contender produced every figure.
 want="storm_max_minus_min storm_max_over_mean rounds_mean_max_minus_min rounds_worst_max_minus_min

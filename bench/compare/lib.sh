@@ -33,7 +33,8 @@ CMP_SETTLE_MS=${CMP_SETTLE_MS:-800}
 CMP_PROXY_SVC=127.0.0.110
 CMP_CONTENDERS="service haproxy-leastconn-1 haproxy-leastconn-2 haproxy-bounded-1 haproxy-bounded-2 nginx-hash ringsteer-redirect ringsteer-kernel"
 
-emit() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$CMP_OUT/evenness.tsv"; }
+# evenness.sh points CMP_TSV (and CMP_ROUNDS_TSV) at one contender's own files.
+emit() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"${CMP_TSV:-$CMP_OUT/evenness.tsv}"; }
 
 cmp_proxy_addr() { echo "127.0.0.$((200 + $1))"; }
 
