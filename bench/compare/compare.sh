@@ -20,7 +20,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build}
 out=${2:-$build/compare}
 mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 1
-export RS_BUILD=$(cd "$build" && pwd) || exit 1
+RS_BUILD=$(cd "$build" && pwd) || exit 1
+export RS_BUILD
 export QUICK=${QUICK:-0}
 t0=$(date +%s)
 

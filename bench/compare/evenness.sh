@@ -27,6 +27,7 @@
 # run at 400: supervisor processes, RS_CLOCKS=slow advised; the swarm is not
 # wired in).  CMP_JOBS: contenders run side by side.
 set -u
+# shellcheck disable=SC2034 # (tests/cluster/lib.sh reads these)
 RS_BUILD=${1:?usage: evenness.sh BUILD_DIR OUT_DIR [CONTENDER...]}
 CMP_OUT=${2:?usage: evenness.sh BUILD_DIR OUT_DIR [CONTENDER...]}
 shift 2
@@ -80,10 +81,10 @@ record() { # LABEL MEASURE-PREFIX: evenness of the settled loads
 }
 
 run_contender() {
-	local c=$1 n=$2 m r g before moved back t0
+	local c=$1 n=$2 m r g before back t0
 	LABEL=$c
 	[ "$n" = "${SUPS%% *}" ] || LABEL="$c@$n"
-	ALL=($(seq 1 "$n"))
+	mapfile -t ALL < <(seq 1 "$n")
 	local deadline=$((30 + n / 4))
 	cmp_up "$c"
 	t0=$(rs_now_ms)
