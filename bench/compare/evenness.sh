@@ -23,8 +23,8 @@
 # usage: bench/compare/evenness.sh BUILD_DIR OUT_DIR [CONTENDER...]
 # Full form: 40 supervisors, ROUNDS=20, an affinity sample of 40, the rolling
 # restart and the SIGKILL.  SUPS="40 400" adds a pass per count (a count
-# other than the first gets the contender suffix "@400" in the TSVs; not yet
-# run at 400: supervisor processes, RS_CLOCKS=slow advised; the swarm is not
+# other than the first gets the contender suffix "@N" in the TSVs), at most
+# 250 (each supervisor its own 127.0.2.M; 400 needs ringsteer-swarm, not
 # wired in).  CMP_JOBS: contenders run side by side.
 set -u
 # shellcheck disable=SC2034 # (tests/cluster/lib.sh reads these)
@@ -43,6 +43,11 @@ if [ "$QUICK" = 1 ]; then
 else
 	SUPS=${SUPS:-40} ROUNDS=${ROUNDS:-20} AFFINITY=${AFFINITY:-40}
 fi
+for n in $SUPS; do
+	# sup_addr M is 127.0.2.M: one supervisor process per address, 250 at most
+	# (400 would need ringsteer-swarm with --bind over a CIDR: not wired in).
+	[ "$n" -ge 1 ] && [ "$n" -le 250 ] || { echo "evenness.sh: SUPS=$n: 1..250 supervisors (127.0.2.M)" >&2; exit 2; }
+done
 contenders=("$@")
 [ ${#contenders[@]} -gt 0 ] || read -r -a contenders <<<"$CMP_CONTENDERS"
 mkdir -p "$CMP_OUT"
