@@ -449,3 +449,20 @@ image: image-base
 
 image-test: image deps all
 	tests/image/image_test.sh $(IMAGE) $(BUILD)
+
+# `make compare` (issue 18): ringsteer against the Service alone, HAProxy 2.6
+# (leastconn; source hash, consistent, bounded load) and nginx stream
+# (consistent hash) on the same test cluster: bench/compare/compare.sh runs
+# evenness.sh (evenness and stability), datapath.sh (when present) and
+# report.sh (docs/COMPARISON.md and the chart).  `make compare-quick` is the
+# short form (QUICK=1) that `make test` can run: it checks only that every
+# contender produced every figure.  COMPARE_OUT: where the TSVs go.
+COMPARE_PACKAGES := haproxy nginx libnginx-mod-stream
+COMPARE_OUT ?= $(BUILD)/compare
+.PHONY: compare compare-quick compare-deps
+compare-deps: $(if $(COMPARE_DATAPATH_PACKAGES),compare-datapath-deps)
+	$(call install_missing,$(COMPARE_PACKAGES))
+compare: deps compare-deps all
+	bench/compare/compare.sh $(BUILD) $(COMPARE_OUT)
+compare-quick: deps compare-deps all
+	QUICK=1 bench/compare/compare.sh $(BUILD) $(COMPARE_OUT)

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# bench/compare/compare.sh - `make compare` (issue 18): ringsteer against the
+# Service alone, HAProxy 2.6 and nginx stream, in one run.
+#
+#   evenness.sh BUILD OUT   evenness and stability (OUT/evenness.tsv, OUT/rounds.tsv)
+#   datapath.sh OUT         the data path, when present (OUT/datapath.tsv)
+#   report.sh OUT           docs/COMPARISON.md and the chart, when present
+#
+# TSVs: tab-separated, no header; evenness.tsv and datapath.tsv are
+# "contender measure value", rounds.tsv is "contender round max_minus_min".
+# Contender names: service haproxy-leastconn-1 haproxy-leastconn-2
+# haproxy-bounded-1 haproxy-bounded-2 nginx-hash ringsteer-redirect
+# ringsteer-kernel (datapath.sh adds direct).  RS_BUILD is exported.
+# QUICK=1 (make compare-quick) is passed through: the short form.
+# Needs root and `ip netns` (77, skipped, otherwise: tests/skip_status.sh).
+#
+# usage: bench/compare/compare.sh [BUILD_DIR [OUT_DIR]]  (default build, BUILD/compare)
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+build=${1:-build}
+out=${2:-$build/compare}
+mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 1
+RS_BUILD=$(cd "$build" && pwd) || exit 1
+export RS_BUILD
+export QUICK=${QUICK:-0}
+t0=$(date +%s)
+
+echo "== bench/compare/evenness.sh (QUICK=$QUICK) -> $out"
+"$here/evenness.sh" "$RS_BUILD" "$out"
+rc=$?
+[ "$rc" -eq 0 ] || { echo "compare: evenness.sh failed ($rc)" >&2; exit "$rc"; }
+t1=$(date +%s)
+if [ -x "$here/datapath.sh" ]; then
+	echo "== bench/compare/datapath.sh (QUICK=$QUICK) -> $out"
+	"$here/datapath.sh" "$out" || { rc=$?; echo "compare: datapath.sh failed ($rc)" >&2; exit "$rc"; }
+else
+	echo "== (no bench/compare/datapath.sh: data path figures skipped)"
+fi
+t2=$(date +%s)
+if [ -x "$here/report.sh" ]; then
+	echo "== bench/compare/report.sh -> docs/COMPARISON.md"
+	"$here/report.sh" "$out" || { rc=$?; echo "compare: report.sh failed ($rc)" >&2; exit "$rc"; }
+else
+	echo "== (no bench/compare/report.sh: no report written)"
+fi
+echo "compare: evenness $((t1 - t0)) s, data path $((t2 - t1)) s; results in $out"
