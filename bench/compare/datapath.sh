@@ -17,7 +17,7 @@
 #                        the rewritten destination, the gateway's address (iperf3 and
 #                        sockperf cannot register a member with the agent, and only a
 #                        registered member's connect is rewritten)
-# measures (OUT/datapath.tsv: contender, measure, value):
+# measures (OUT/datapath.tsv: contender, measure, value; tab-separated, no header):
 #   throughput_gbps (iperf3, receiver side), throughput_ratio (over direct),
 #   rtt_p50_us, rtt_avg_us (sockperf ping-pong, full round trip), rtt_ratio (p50 over
 #   direct), accept_p50_us, accept_p99_us (connect-to-ACCEPT of fresh members,
@@ -221,7 +221,6 @@ printf 'ringsteer-kernel\textra_sockets_per_supervisor\t0.00\nringsteer-kernel\t
 awk -F'\t' -v OFS='\t' '
 	{ v[$1, $2] = $3; if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 } rows[++m] = $0 }
 	END {
-		print "contender", "measure", "value"
 		for (i = 1; i <= m; i++) print rows[i]
 		for (i = 1; i <= n; i++) {
 			c = order[i]
