@@ -55,6 +55,20 @@ raw="$out/datapath.raw"
 : >"$raw"
 
 # ---- part 1: one namespace, all but ringsteer-kernel ---------------------------
+# Part 2, ringsteer-kernel on the pod topology (bench/connect_steer.sh's own
+# namespaces): after part 1, or in QUICK while part 1 runs.
+steer() {
+	[ -x "$RS_BUILD/kernel/kt_tool" ] && [ -x "$RS_BUILD/ringsteer-agent" ] || {
+		echo "no $RS_BUILD/kernel/kt_tool or $RS_BUILD/ringsteer-agent" >"$out/connect_steer.err"
+		return 1
+	}
+	"$here/../connect_steer.sh" "$RS_BUILD" "$steer_hellos" "$steer_connects" >"$out/connect_steer.out" 2>"$out/connect_steer.err"
+}
+steer_pid=""
+if [ "$quick" = 1 ]; then
+	steer &
+	steer_pid=$!
+fi
 (
 # shellcheck source=../../tests/cluster/lib.sh
 . "$here/../../tests/cluster/lib.sh"
@@ -132,16 +146,20 @@ for c in $PROXIES; do
 done
 
 # Data figures, every contender in the same run.
-data() { # CONTENDER
-	local c=$1 a=${FRONT[$1]} bps sp
+data() { # CONTENDER: iperf3, then sockperf
+	local c=$1 a=${FRONT[$1]} bps
 	bps=$(ns timeout $((iperf_s + 20)) iperf3 -c "$a" -p "$IPERF_PORT" -B "$SRC" -t "$iperf_s" --connect-timeout 3000 -J | jq -e '.end.sum_received.bits_per_second') ||
 		fail "iperf3 through $c ($a)"
 	put "$c" throughput_gbps "$(awk -v b="$bps" 'BEGIN { printf "%.2f", b / 1e9 }')"
-	sp=$(ns timeout 60 sockperf pp --tcp -i "$a" -p "$SP_PORT" --client_ip "$SRC" "${sp_args[@]}" --full-rtt 2>&1) ||
-		fail "sockperf through $c ($a): $sp"
-	put "$c" rtt_p50_us "$(printf '%s\n' "$sp" | awk '/percentile 50.000/ { print $NF }')"
-	put "$c" rtt_avg_us "$(printf '%s\n' "$sp" | sed -n 's/.*avg-rtt=\([0-9.]*\).*/\1/p')"
-	put "$c" rtt_samples "$(printf '%s\n' "$sp" | sed -n 's/.*Total \([0-9]*\) observations.*/\1/p')"
+	sockperf_run "$c" || fail "sockperf through $c ($a): $(cat "$RS_DIR/sp.$c")"
+	rtt "$c"
+}
+sockperf_run() { ns timeout 60 sockperf pp --tcp -i "${FRONT[$1]}" -p "$SP_PORT" --client_ip "$SRC" "${sp_args[@]}" --full-rtt >"$RS_DIR/sp.$1" 2>&1; }
+rtt() { # CONTENDER: the figures of its sockperf run
+	local f="$RS_DIR/sp.$1"
+	put "$1" rtt_p50_us "$(awk '/percentile 50.000/ { print $NF }' "$f")"
+	put "$1" rtt_avg_us "$(sed -n 's/.*avg-rtt=\([0-9.]*\).*/\1/p' "$f")"
+	put "$1" rtt_samples "$(sed -n 's/.*Total \([0-9]*\) observations.*/\1/p' "$f")"
 }
 accept() { # CONTENDER
 	local r
@@ -193,14 +211,17 @@ gw_restart 2
 accept ringsteer-redirect
 )
 rc=$?
-[ "$rc" = 0 ] || exit "$rc" # 77: skipped (not root, no network namespaces)
+if [ "$rc" != 0 ]; then # 77: skipped (not root, no network namespaces)
+	[ -z "$steer_pid" ] || wait "$steer_pid"
+	exit "$rc"
+fi
 
-# ---- part 2: ringsteer-kernel on the pod topology (bench/connect_steer.sh's) ---------
+# ---- part 2: ringsteer-kernel (started before part 1 in QUICK) ------------------------
 kernel_ok=0
-if [ -x "$RS_BUILD/kernel/kt_tool" ] && [ -x "$RS_BUILD/ringsteer-agent" ]; then
-	if "$here/../connect_steer.sh" "$RS_BUILD" "$steer_hellos" "$steer_connects" >"$out/connect_steer.out" 2>"$out/connect_steer.err"; then
-		kernel_ok=1
-	fi
+if [ "$quick" = 1 ]; then
+	wait "$steer_pid" && kernel_ok=1
+else
+	steer && kernel_ok=1
 fi
 if [ "$kernel_ok" = 1 ]; then
 	# What a supervisor pays: its registration with the node agent, then the
@@ -230,4 +251,13 @@ awk -F'\t' -v OFS='\t' '
 			printf "%s\trtt_ratio\t%.3f\n", c, v[c, "rtt_p50_us"] / v["direct", "rtt_p50_us"]
 		}
 	}' "$raw" >"$tsv"
+# Every contender, every figure, a number (what `make compare-quick` relies on).
+missing=$(awk -F'\t' -v want="throughput_gbps throughput_ratio rtt_p50_us rtt_avg_us rtt_ratio accept_p50_us accept_p99_us extra_process_tiers extra_sockets_per_supervisor" '
+	$3 ~ /^[0-9]+(\.[0-9]+)?$/ { ok[$1, $2] = 1 }
+	END {
+		n = split("direct service haproxy-leastconn-1 haproxy-bounded-1 nginx-hash ringsteer-redirect ringsteer-kernel", c, " ")
+		m = split(want, w, " ")
+		for (i = 1; i <= n; i++) for (j = 1; j <= m; j++) if (!((c[i], w[j]) in ok)) printf " %s/%s", c[i], w[j]
+	}' "$tsv")
+[ -z "$missing" ] || { echo "datapath: missing figures:$missing (in $tsv)" >&2; exit 1; }
 echo "datapath: wrote $tsv"
