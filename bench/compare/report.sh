@@ -70,11 +70,14 @@ table() {
 awk -F'\t' '$2 + 0 >= 1 { s[$1] += $3; n[$1]++ } END { for (c in s) printf "%s\t%.2f\n", c, s[c] / n[c] }' \
 	"$tmp/rounds" | sort -t$'\t' -k2,2g >"$tmp/rounds_mean"
 
-# reading FILE "MEASURE:lower|higher ...": per measure, the best contender and
-# every contender that beats the better of ringsteer's two on it.
+# reading FILE "MEASURE:lower|higher ..." ["CONTENDER:MEASURE ..."]: per measure,
+# the best contender and every contender that beats the better of ringsteer's
+# two on it; the pairs in the third argument are left out (figures copied from
+# another path, not measured on their own).
 reading() {
-	awk -F'\t' -v spec="$2" '
-		{ v[$1, $2] = $3; if (!($1 in c)) { c[$1]; co[++nc] = $1 } }
+	awk -F'\t' -v spec="$2" -v skip="${3:-}" '
+		BEGIN { ns = split(skip, sk, " "); for (i = 1; i <= ns; i++) { split(sk[i], q, ":"); skipped[q[1], q[2]] } }
+		!(($1, $2) in skipped) { v[$1, $2] = $3; if (!($1 in c)) { c[$1]; co[++nc] = $1 } }
 		END {
 			n = split(spec, s, " ")
 			for (k = 1; k <= n; k++) {
@@ -197,7 +200,11 @@ beat_round=$(awk -F'\t' -v r="${rs_round#*$'\t'}" '$1 !~ /^ringsteer-/ && $2 + 0
 	echo
 	echo "Data path, measure by measure (direct is the baseline, left out of \"beaten by\"):"
 	echo
-	reading "$tmp/datapath" "throughput_gbps:higher rtt_p50_us:lower accept_p50_us:lower accept_p99_us:lower extra_process_tiers:lower extra_sockets_per_supervisor:lower"
+	echo "(ringsteer-kernel's throughput and round trip are the direct path's figures, so they are"
+	echo "left out of these two lines.)"
+	echo
+	reading "$tmp/datapath" "throughput_gbps:higher rtt_p50_us:lower accept_p50_us:lower accept_p99_us:lower extra_process_tiers:lower extra_sockets_per_supervisor:lower" \
+		"ringsteer-kernel:throughput_gbps ringsteer-kernel:rtt_p50_us"
 	echo
 	awk -F'\t' '$2 == "extra_process_tiers" { t[$1] = $3 } $2 == "extra_sockets_per_supervisor" { k[$1] = $3 }
 		END {
