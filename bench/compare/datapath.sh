@@ -188,6 +188,9 @@ held = [socket.create_connection((a, p), timeout=5) for _ in range(n)]
 open(fifo).read()' "${FRONT[$c]}" "$held" "$SP_PORT" "$fifo" &
 		holder=$!
 		await "$held connections through $c" 10 established_to "${FRONT[$c]}" "$held"
+		# and the proxy's own HELD upstream connections (the sockperf server's
+		# backlog is short: a SYN it drops is retried a second later)
+		await "$held connections from $c to gw-1" 20 established_to 127.0.1.1 "$held"
 		n=$(ns ss -tnpH state established | grep -cE "pid=($pids),")
 		echo >"$fifo"
 		await "the held connections through $c closed" 10 rs_gone "$holder"
@@ -227,8 +230,8 @@ if [ "$kernel_ok" = 1 ]; then
 	# What a supervisor pays: its registration with the node agent, then the
 	# steered connect-to-ACCEPT ("registration + steered"); the steered part
 	# alone is kept too.
-	read -r p50 p99 < <(awk '/registration \+ steered/ { print $(NF - 1), $NF }' "$out/connect_steer.out")
-	read -r s50 s99 < <(awk '/steered \(registered first\)/ { print $(NF - 1), $NF }' "$out/connect_steer.out")
+	read -r p50 p99 < <(awk '/^  registration \+ steered/ { print $(NF - 1), $NF }' "$out/connect_steer.out")
+	read -r s50 s99 < <(awk '/^  steered \(registered first\)/ { print $(NF - 1), $NF }' "$out/connect_steer.out")
 	printf 'ringsteer-kernel\t%s\t%s\n' accept_p50_us "$p50" accept_p99_us "$p99" \
 		accept_steered_only_p50_us "$s50" accept_steered_only_p99_us "$s99" accept_redirected 0 >>"$raw"
 else
