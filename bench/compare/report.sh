@@ -206,6 +206,10 @@ beat_round=$(awk -F'\t' -v r="${rs_round#*$'\t'}" '$1 !~ /^ringsteer-/ && $2 + 0
 	reading "$tmp/datapath" "throughput_gbps:higher rtt_p50_us:lower accept_p50_us:lower accept_p99_us:lower extra_process_tiers:lower extra_sockets_per_supervisor:lower" \
 		"ringsteer-kernel:throughput_gbps ringsteer-kernel:rtt_p50_us"
 	echo
+	awk -F'\t' '$1 == "ringsteer-redirect" && $2 ~ /_ratio$/ { r[$2] = $3 }
+		END { printf "ringsteer-redirect against direct: throughput %s, round trip %s (ratios). After the\n", r["throughput_ratio"], r["rtt_ratio"]
+		      printf "redirect both are the same path (supervisor to the gateway'"'"'s own address), so the distance\n"
+		      printf "from 1 is this run'"'"'s noise on the machine, a yardstick for the other ratios.\n\n" }' "$tmp/datapath"
 	awk -F'\t' '$2 == "extra_process_tiers" { t[$1] = $3 } $2 == "extra_sockets_per_supervisor" { k[$1] = $3 }
 		END {
 			for (c in t) if (c != "direct") { if (t[c] + 0 > 0 || k[c] + 0 > 0) a = a sprintf("%s%s (%s tier, %s sockets)", a == "" ? "" : ", ", c, t[c], k[c]); else b = b (b == "" ? "" : ", ") c }
