@@ -44,7 +44,7 @@ quick=${QUICK:-0}
 if [ "$quick" = 1 ]; then
 	iperf_s=1 sp_args=(-t 1 --mps 600) connects=100 held=10 steer_hellos=50 steer_connects=200
 else
-	iperf_s=10 sp_args=(-t 10 --mps max) connects=1000 held=100 steer_hellos=400 steer_connects=20000
+	iperf_s=10 sp_args=(-t 10 --mps max) connects=1000 held=10 steer_hellos=400 steer_connects=20000
 fi
 for t in iperf3 sockperf haproxy nginx jq; do
 	command -v "$t" >/dev/null || { echo "datapath: $t missing (make compare-datapath-deps compare-deps)" >&2; exit 1; }
@@ -170,6 +170,7 @@ accept() { # CONTENDER
 	put "$1" accept_redirected "$(printf '%s\n' "$r" | awk '$1 == "redirected" { print $2 }')"
 }
 # Sockets per supervisor: HELD idle connections open through the front at once
+# (HELD is 10 in both forms: the sockperf server holds a dozen or so at once)
 # (to the sockperf server, which keeps idle connections; a gateway closes one
 # that sends no HELLO), the front's own established TCP sockets counted (ss -p),
 # over HELD.
