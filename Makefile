@@ -89,6 +89,19 @@ endef
 deps:
 	$(call install_missing,$(DEB_PACKAGES))
 
+# The data-path half of `make compare` (bench/compare/datapath.sh, report.sh):
+# iperf3 (throughput), sockperf (ping-pong round trip), gnuplot-nox (the
+# report's chart).  `compare-deps` chains this target.
+COMPARE_DATAPATH_PACKAGES := iperf3 sockperf gnuplot-nox
+.PHONY: compare-datapath-deps
+compare-datapath-deps:
+	$(call install_missing,$(COMPARE_DATAPATH_PACKAGES))
+# bench/compare/report.sh on a fixture: it writes the report, and fails when
+# any contender lacks a figure (the check `make compare-quick` relies on).
+.PHONY: compare-report-test
+compare-report-test: compare-datapath-deps
+	tests/compare/report_test.sh
+
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Iuser -MMD -MP -c $< -o $@

@@ -17,7 +17,13 @@
  * and prints the median and p99 of connect-to-ACCEPT for each, their ratio,
  * and the registration's own cost (register call to reply) separately.
  * A REDIRECT on the steered path is counted (it should not happen).
- * usage: accept_time --agent MEMBER_SOCKET SERVICE SECRET_FILE SOURCE_ADDR ROUNDS */
+ * usage: accept_time --agent MEMBER_SOCKET SERVICE SECRET_FILE SOURCE_ADDR ROUNDS
+ *
+ * With --all (bench/compare/datapath.sh): ROUNDS fresh members each connect
+ * to SERVICE (any front: the Service, a proxy, a gateway), HELLO, follow a
+ * REDIRECT with STAY, GOODBYE; prints the median and p99 of connect-to-ACCEPT
+ * over all of them and how many were redirected.
+ * usage: accept_time --all SERVICE SECRET_FILE SOURCE_ADDR ROUNDS */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -262,6 +268,34 @@ static int agent_mode(const char *member_sock, const char *service, const struct
 	return 0;
 }
 
+/* --all mode: see the header. */
+static int all_mode(const char *service, const struct rs_secret *secret, const char *source, int rounds)
+{
+	double *v = calloc((size_t)rounds, sizeof(double));
+	size_t n_redirected = 0;
+
+	if (!v)
+		return 1;
+	for (int r = 0; r < rounds; r++) {
+		char member[64], token[RS_TOKEN_MAX + 1];
+		int redirected;
+
+		snprintf(member, sizeof(member), "cmp-%d-%d", (int)getpid(), r);
+		if (rs_token_mint(secret, member, (uint64_t)time(NULL) + 3600, token, sizeof(token)))
+			return 1;
+		v[r] = one_hello(service, source, member, token, &redirected);
+		if (v[r] < 0) {
+			fprintf(stderr, "accept_time: HELLO %s through %s failed\n", member, service);
+			return 1;
+		}
+		n_redirected += (size_t)redirected;
+	}
+	report("all", v, (size_t)rounds);
+	printf("redirected %zu\n", n_redirected);
+	free(v);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct rs_secret secret;
@@ -275,6 +309,13 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		return agent_mode(argv[2], argv[3], &secret, argv[5], rounds);
+	}
+	if (argc == 6 && strcmp(argv[1], "--all") == 0) {
+		if (rs_secret_load(argv[3], &secret) || (rounds = atoi(argv[5])) <= 0) {
+			fprintf(stderr, "usage: accept_time --all SERVICE SECRET_FILE SOURCE_ADDR ROUNDS\n");
+			return 2;
+		}
+		return all_mode(argv[2], &secret, argv[4], rounds);
 	}
 	if (argc != 5 || rs_secret_load(argv[2], &secret) || (rounds = atoi(argv[4])) <= 0) {
 		fprintf(stderr, "usage: accept_time SERVICE SECRET_FILE SOURCE_ADDR ROUNDS\n");

@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# bench/compare/report.sh OUT - writes docs/COMPARISON.md and the chart
+# docs/comparison-rounds.{svg,png} from the TSVs of one `make compare` run:
+#   OUT/evenness.tsv   contender, measure, value   (bench/compare/evenness.sh)
+#   OUT/rounds.tsv     contender, round, max_minus_min
+#   OUT/datapath.tsv   contender, measure, value   (bench/compare/datapath.sh)
+# Tab-separated; a header line ("contender ...") is skipped.  Every figure in
+# the report comes from these files.  First it checks that every contender
+# produced every figure (each evenness contender every evenness measure any
+# contender has and every round; each data path contender every data path
+# measure), numeric; it fails, writing nothing, when one is missing.
+# CMP_DOCS: where to write (default the repository's docs/); QUICK is noted.
+set -u
+out=${1:?usage: report.sh OUT}
+here=$(cd "$(dirname "$0")" && pwd)
+docs=${CMP_DOCS:-$here/../../docs}
+ev="$out/evenness.tsv" rd="$out/rounds.tsv" dp="$out/datapath.tsv"
+for f in "$ev" "$rd" "$dp"; do
+	[ -s "$f" ] || { echo "report: $f missing or empty" >&2; exit 1; }
+done
+DP_CONTENDERS="direct service haproxy-leastconn-1 haproxy-bounded-1 nginx-hash ringsteer-redirect ringsteer-kernel"
+DP_MEASURES="throughput_gbps throughput_ratio rtt_p50_us rtt_avg_us rtt_ratio accept_p50_us accept_p99_us extra_process_tiers extra_sockets_per_supervisor"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rs-report.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+# Without headers or blank lines.
+for f in evenness rounds datapath; do
+	awk -F'\t' 'NF >= 3 && $1 != "contender"' "$out/$f.tsv" >"$tmp/$f"
+done
+
+# ---- the check -------------------------------------------------------------
+missing=$(awk -F'\t' -v dpc="$DP_CONTENDERS" -v dpm="$DP_MEASURES" '
+	function num(x) { return x ~ /^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$/ }
+	FILENAME ~ /evenness$/ { if (!($1 in ec)) { ec[$1]; eco[++nec] = $1 } if (!($2 in em)) { em[$2]; emo[++nem] = $2 }
+		if (num($3)) ev[$1, $2] = 1; next }
+	FILENAME ~ /rounds$/ { if (num($3)) { r[$1]++; if ($2 + 0 > maxr) maxr = $2 + 0; rr[$2] } next }
+	{ if (num($3)) dv[$1, $2] = 1 }
+	END {
+		nr = 0; for (k in rr) nr++
+		for (i = 1; i <= nec; i++) {
+			for (j = 1; j <= nem; j++) if (!((eco[i], emo[j]) in ev)) printf " %s/%s", eco[i], emo[j]
+			if (r[eco[i]] != nr) printf " %s/rounds(%d of %d)", eco[i], r[eco[i]], nr
+		}
+		n = split(dpc, c, " "); m = split(dpm, w, " ")
+		for (i = 1; i <= n; i++) for (j = 1; j <= m; j++) if (!((c[i], w[j]) in dv)) printf " %s/%s", c[i], w[j]
+		if (!nec) printf " evenness.tsv:no-contender"
+	}' "$tmp/evenness" "$tmp/rounds" "$tmp/datapath")
+if [ -n "$missing" ]; then
+	echo "report: missing figures:$missing" >&2
+	exit 1
+fi
+
+# ---- tables ------------------------------------------------------------------
+# table FILE [CONTENDERS]: measures as rows, contenders as columns (order of
+# first appearance, or the list given); "-" where a contender has no figure.
+table() {
+	awk -F'\t' -v list="${2:-}" '
+		{ if (!($1 in c)) { c[$1]; co[++nc] = $1 } if (!($2 in m)) { m[$2]; mo[++nm] = $2 } v[$1, $2] = $3 }
+		END {
+			if (list != "") nc = split(list, co, " ")
+			printf "| measure |"; for (i = 1; i <= nc; i++) printf " %s |", co[i]; printf "\n|---|"
+			for (i = 1; i <= nc; i++) printf "---:|"; printf "\n"
+			for (j = 1; j <= nm; j++) {
+				printf "| %s |", mo[j]
+				for (i = 1; i <= nc; i++) printf " %s |", ((co[i], mo[j]) in v) ? v[co[i], mo[j]] : "-"
+				printf "\n"
+			}
+		}' "$1"
+}
+# Mean max-min per contender over the rounds after the storm (round >= 1).
+awk -F'\t' '$2 + 0 >= 1 { s[$1] += $3; n[$1]++ } END { for (c in s) printf "%s\t%.2f\n", c, s[c] / n[c] }' \
+	"$tmp/rounds" | sort -t$'\t' -k2,2g >"$tmp/rounds_mean"
+
+# reading FILE "MEASURE:lower|higher ..." ["CONTENDER:MEASURE ..."]: per measure,
+# the best contender and every contender that beats the better of ringsteer's
+# two on it; the pairs in the third argument are left out (figures copied from
+# another path, not measured on their own).
+reading() {
+	awk -F'\t' -v spec="$2" -v skip="${3:-}" '
+		BEGIN { ns = split(skip, sk, " "); for (i = 1; i <= ns; i++) { split(sk[i], q, ":"); skipped[q[1], q[2]] } }
+		!(($1, $2) in skipped) { v[$1, $2] = $3; if (!($1 in c)) { c[$1]; co[++nc] = $1 } }
+		END {
+			n = split(spec, s, " ")
+			for (k = 1; k <= n; k++) {
+				split(s[k], p, ":"); w = p[1]; low = p[2] == "lower"
+				best = ""; rs = ""
+				for (i = 1; i <= nc; i++) {
+					if (!((co[i], w) in v)) continue
+					x = v[co[i], w] + 0
+					if (best == "" || (low ? x < bx : x > bx)) { best = co[i]; bx = x }
+					if (co[i] ~ /^ringsteer-/ && (rs == "" || (low ? x < rx : x > rx))) { rs = co[i]; rx = x }
+				}
+				if (best == "") continue
+				beats = ""
+				for (i = 1; i <= nc; i++) {
+					if (co[i] ~ /^ringsteer-/ || co[i] == "direct" || !((co[i], w) in v)) continue
+					x = v[co[i], w] + 0
+					if (rs != "" && (low ? x < rx : x > rx)) beats = beats (beats == "" ? "" : ", ") co[i] " (" v[co[i], w] ")"
+				}
+				printf "- **%s** (%s is better): best %s (%s)", w, p[2], best, v[best, w]
+				if (rs != "") {
+					printf "; ringsteer'"'"'s best %s (%s)", rs, v[rs, w]
+					if (beats != "") printf "; **beaten by** %s", beats
+					else printf "; no other contender beats it"
+				}
+				printf ".\n"
+			}
+		}' "$1"
+}
+
+# ---- the chart -----------------------------------------------------------------
+mkdir -p "$docs"
+chart_ok=0
+if command -v gnuplot >/dev/null; then
+	plot=""
+	for c in $(cut -f1 "$tmp/rounds" | awk '!s[$0]++'); do
+		awk -F'\t' -v c="$c" '$1 == c { print $2, $3 }' "$tmp/rounds" | sort -n >"$tmp/r.$c"
+		plot+="${plot:+, }'$tmp/r.$c' using 1:2 with linespoints title '$c'"
+	done
+	gp="set xlabel 'round (0: storm start)'; set ylabel 'max - min supervisors per gateway'; set key outside right;
+set title 'max - min per round'; set grid; set yrange [0:*]; set xtics 1;"
+	if gnuplot -e "set terminal svg size 900,480 dynamic; set output '$docs/comparison-rounds.svg'; $gp plot $plot" &&
+		gnuplot -e "set terminal pngcairo size 900,480; set output '$docs/comparison-rounds.png'; $gp plot $plot"; then
+		chart_ok=1
+	fi
+fi
+[ "$chart_ok" = 1 ] || { echo "report: gnuplot failed or missing (make compare-datapath-deps)" >&2; exit 1; }
+
+# ---- the document ---------------------------------------------------------------
+cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+mem=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
+best_round=$(head -n1 "$tmp/rounds_mean")
+worst_round=$(tail -n1 "$tmp/rounds_mean")
+rs_round=$(grep -E '^ringsteer-' "$tmp/rounds_mean" | head -n1)
+beat_round=$(awk -F'\t' -v r="${rs_round#*$'\t'}" '$1 !~ /^ringsteer-/ && $2 + 0 < r + 0 { printf "%s%s (%s)", s, $1, $2; s = ", " }' "$tmp/rounds_mean")
+{
+	echo "# ringsteer against the Service, HAProxy and nginx"
+	echo
+	echo "Generated by \`bench/compare/report.sh\` from one run's TSVs; every figure below is read"
+	echo "from them. Do not edit by hand: run \`make compare\` again."
+	echo
+	echo "- date of the run: $(date -u -r "$dp" '+%Y-%m-%d %H:%M UTC') (datapath.tsv written)"
+	echo "- machine: $(nproc) CPUs ($cpu), $mem memory, Linux $(uname -r)"
+	echo "- form: $([ "${QUICK:-0}" = 1 ] && echo 'QUICK=1 (the short form: `make compare-quick`)' || echo 'full (`make compare`)')"
+	echo "- commands: \`make compare\` runs \`bench/compare/compare.sh BUILD OUT\`, which runs"
+	echo "  \`bench/compare/evenness.sh BUILD OUT\`, \`bench/compare/datapath.sh OUT\` and"
+	echo "  \`bench/compare/report.sh OUT\` (this file and the chart). The data path half alone:"
+	echo "  \`bench/compare/datapath.sh OUT\` (\`QUICK=1\` for the short form)."
+	echo
+	echo "## Evenness and stability"
+	echo
+	echo "Supervisors per gateway on each contender (\`bench/compare/evenness.sh\`; the measures are"
+	echo "explained in its header). Lower is better except affinity_share."
+	echo
+	table "$tmp/evenness"
+	echo
+	echo "Mean max−min over the rounds after the storm start (from rounds.tsv):"
+	echo
+	echo "| contender | mean max−min |"
+	echo "|---|---:|"
+	awk -F'\t' '{ printf "| %s | %s |\n", $1, $2 }' "$tmp/rounds_mean"
+	echo
+	echo "![max − min per round per contender](comparison-rounds.svg)"
+	echo
+	echo "(also [PNG](comparison-rounds.png))"
+	echo
+	echo "## Data path and cost"
+	echo
+	echo "What a supervisor's established connection goes through on each path"
+	echo "(\`bench/compare/datapath.sh\`): iperf3 throughput (Gbit/s, receiver), sockperf ping-pong"
+	echo "round trip (µs, full round trip), each against the direct connection as a ratio;"
+	echo "connect-to-ACCEPT of fresh members (µs); the extra process tiers and the sockets per"
+	echo "supervisor the path adds (counted at the proxy with connections held open)."
+	echo "ringsteer-redirect's data figures are taken on the gateway's own address, where the"
+	echo "redirect leaves the supervisor; ringsteer-kernel's data figures are the direct path's"
+	echo "(the connect-time rewrite sends the packets to the pod itself; iperf3 and sockperf cannot"
+	echo "register with the agent), its connect-to-ACCEPT is measured on the pod topology of"
+	echo "\`bench/connect_steer.sh\` and includes the registration with the node agent."
+	echo "All but ringsteer-kernel share one loopback namespace: throughput there is memory"
+	echo "bandwidth, not a NIC's, and run-to-run noise of ±20% on it is usual."
+	echo
+	table "$tmp/datapath" "$DP_CONTENDERS"
+	echo
+	echo "## Reading"
+	echo
+	echo "Generated from the figures above."
+	echo
+	echo "- Smallest mean max−min over the rounds: ${best_round%%$'\t'*} (${best_round#*$'\t'}); largest:"
+	echo "  ${worst_round%%$'\t'*} (${worst_round#*$'\t'})."
+	if [ -n "$rs_round" ]; then
+		if [ -n "$beat_round" ]; then
+			echo "- Contenders with a smaller mean max−min than ringsteer's best (${rs_round%%$'\t'*}, ${rs_round#*$'\t'}): **$beat_round**."
+		else
+			echo "- No other contender has a smaller mean max−min than ringsteer's best (${rs_round%%$'\t'*}, ${rs_round#*$'\t'})."
+		fi
+	fi
+	echo
+	echo "Evenness and stability, measure by measure:"
+	echo
+	reading "$tmp/evenness" "$(cut -f2 "$tmp/evenness" | awk '!s[$0]++' | awk '{ print $0 ":" ($0 ~ /affinity/ ? "higher" : "lower") }' | tr '\n' ' ')"
+	echo
+	echo "Data path, measure by measure (direct is the baseline, left out of \"beaten by\"):"
+	echo
+	echo "(ringsteer-kernel's throughput and round trip are the direct path's figures, so they are"
+	echo "left out of these two lines.)"
+	echo
+	reading "$tmp/datapath" "throughput_gbps:higher rtt_p50_us:lower accept_p50_us:lower accept_p99_us:lower extra_process_tiers:lower extra_sockets_per_supervisor:lower" \
+		"ringsteer-kernel:throughput_gbps ringsteer-kernel:rtt_p50_us"
+	echo
+	awk -F'\t' '$1 == "ringsteer-redirect" && $2 ~ /_ratio$/ { r[$2] = $3 }
+		END { printf "ringsteer-redirect against direct: throughput %s, round trip %s (ratios). After the\n", r["throughput_ratio"], r["rtt_ratio"]
+		      printf "redirect both are the same path (supervisor to the gateway'"'"'s own address), so the distance\n"
+		      printf "from 1 is this run'"'"'s noise on the machine, a yardstick for the other ratios.\n\n" }' "$tmp/datapath"
+	awk -F'\t' '$2 == "extra_process_tiers" { t[$1] = $3 } $2 == "extra_sockets_per_supervisor" { k[$1] = $3 }
+		END {
+			for (c in t) if (c != "direct") { if (t[c] + 0 > 0 || k[c] + 0 > 0) a = a sprintf("%s%s (%s tier, %s sockets)", a == "" ? "" : ", ", c, t[c], k[c]); else b = b (b == "" ? "" : ", ") c }
+			if (a != "") printf "Paths that add a process tier or sockets per supervisor: %s.\n", a
+			if (b != "") printf "Paths that add neither: %s.\n", b
+		}' "$tmp/datapath"
+} >"$tmp/COMPARISON.md"
+mv "$tmp/COMPARISON.md" "$docs/COMPARISON.md"
+echo "report: wrote $docs/COMPARISON.md, $docs/comparison-rounds.svg, $docs/comparison-rounds.png"
