@@ -241,7 +241,7 @@ endif
 # (tests/kernel/t_agent_notify.sh) uses that server instead of starting its own.
 # A skip (exit 77) passes, except with CI=true (tests/skip_status.sh; the
 # runners count theirs the same way; tests/skip_test.sh proves all three).
-test-run: all $(TEST_BINS) $(KTEST_BINS) check-vectors
+test-run: all $(TEST_BINS) $(KTEST_BINS) $(BUILD)/bench/accept_time check-vectors
 	@fail=0; pg_url=; [ -z "$$RS_PG_DIR" ] || pg_url="postgres:///ringsteer?host=$$RS_PG_DIR"; \
 	for t in $(TEST_BINS); do \
 	  echo "== $$t"; RS_TEST_DATA=$(TEST_DATA) RS_TEST_PG_URL=$$pg_url $$t || fail=1; \
@@ -272,6 +272,13 @@ test-run: all $(TEST_BINS) $(KTEST_BINS) check-vectors
 	  echo "== tests/soak/soak.sh $(BUILD) 60 1"; \
 	  RS_PG_DIR= timeout -k 10 400 tests/soak/soak.sh $(BUILD) 60 1; rc=$$?; \
 	  tests/skip_status.sh $$rc soak || fail=1; \
+	fi; \
+	echo "== tests/compare/report_test.sh"; \
+	tests/compare/report_test.sh || fail=1; \
+	if [ "$(SAN)" != 1 ]; then \
+	  echo "== bench/compare/compare.sh $(BUILD) (QUICK=1: every contender, every figure)"; \
+	  QUICK=1 CMP_DOCS=$(BUILD)/compare-quick/docs bench/compare/compare.sh $(BUILD) $(BUILD)/compare-quick; \
+	  tests/skip_status.sh $$? compare || fail=1; \
 	fi; \
 	echo "== tests/kernel/run.sh ($(BUILD))"; \
 	tests/kernel/run.sh $(BUILD) || fail=1; \
@@ -475,7 +482,10 @@ COMPARE_OUT ?= $(BUILD)/compare
 .PHONY: compare compare-quick compare-deps
 compare-deps: $(if $(COMPARE_DATAPATH_PACKAGES),compare-datapath-deps)
 	$(call install_missing,$(COMPARE_PACKAGES))
-compare: deps compare-deps all
+compare: deps compare-deps all $(BUILD)/bench/accept_time
 	bench/compare/compare.sh $(BUILD) $(COMPARE_OUT)
-compare-quick: deps compare-deps all
+compare-quick: deps compare-deps all $(BUILD)/bench/accept_time
 	QUICK=1 bench/compare/compare.sh $(BUILD) $(COMPARE_OUT)
+
+# `make test` runs the short form too (test-run): its packages are the tests'.
+DEB_PACKAGES += $(COMPARE_PACKAGES) $(COMPARE_DATAPATH_PACKAGES)
