@@ -62,13 +62,6 @@ cluster_down || exit 1
 grace=3000
 RS_GW_ARGS="$base_args --home-grace $grace"
 cluster_up --gateways 2
-owned_by() { # GW FROM: the first sup-M, M >= FROM, whose ring owner is GW
-	local i
-	for ((i = $2; i < $2 + 200; i++)); do
-		[ "$(ctl ring --gateways gw-1,gw-2 owner "sup-$i")" = "$1" ] && { echo "$i"; return 0; }
-	done
-	return 1
-}
 sups_start 1 2 3 4
 await "sup-1..4 attached" 20 all_attached 1 2 3 4
 two_each() { [ "$(loads 1 2)" = "2 2" ]; }
@@ -85,7 +78,7 @@ await "sup-$x's place on gw-1 freed" $((grace / 1000 + 5)) freed
 took=$(($(rs_now_ms) - left_at))
 [ "$took" -ge $((grace - 200)) ] || fail "sup-$x's place went after $took ms, before the grace ($grace ms)"
 
-y=$(owned_by gw-2 100) || fail "no member owned by gw-2"
+y=$(owned_by gw-2 100 gw-1,gw-2) || fail "no member owned by gw-2"
 sup_start "$y"
 await "sup-$y attached" 10 all_attached "$y"
 is_on "$y" 1 || fail "sup-$y is on $(where "$y"), not on gw-1 (the freed place)"

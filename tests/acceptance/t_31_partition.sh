@@ -22,15 +22,8 @@ gw_start 2 --advertise-peer 127.0.1.222:7001
 gw_start 3 --advertise-peer 127.0.1.223:7001
 svc_update 1
 
-owned_by() { # GW FROM: the first sup-M, M >= FROM, whose ring owner is GW
-	local i
-	for ((i = $2; i < $2 + 200; i++)); do
-		[ "$(ctl ring --gateways gw-1,gw-2,gw-3 owner "sup-$i")" = "$1" ] && { echo "$i"; return 0; }
-	done
-	return 1
-}
-a=$(owned_by gw-1 1) || fail "no member owned by gw-1"
-x=$(owned_by gw-2 1) || fail "no member owned by gw-2"
+a=$(owned_by gw-1 1 gw-1,gw-2,gw-3) || fail "no member owned by gw-1"
+x=$(owned_by gw-2 1 gw-1,gw-2,gw-3) || fail "no member owned by gw-2"
 sup_start "$a"
 await "sup-$a attached to gw-1" 10 is_on "$a" 1
 

@@ -561,6 +561,16 @@ rs_current() {
 		| group_by(.member_id) | map(max_by(.epoch)) | .[]'
 }
 
+# owned_by GW FROM GATEWAYS: the first sup-M, M >= FROM, whose ring owner
+# over GATEWAYS (comma-separated ids) is GW; status 1 if none in 200.
+owned_by() {
+	local i
+	for ((i = $2; i < $2 + 200; i++)); do
+		[ "$(ctl ring --gateways "$3" owner "sup-$i")" = "$1" ] && { echo "$i"; return 0; }
+	done
+	return 1
+}
+
 # where M: the gateway id sup-M is attached to (empty if none); status 1 if none.
 where() {
 	local g
