@@ -44,7 +44,11 @@ svc_update
 
 recorded6() { metric_is 1 ringsteer_gateway_store_claims_total 6 'result="recorded"'; }
 await "gw-1 records the six claims" 10 recorded6
+# Settled means the pacer is done, read first: loads reach cap + 1 one move
+# before gw-1 reaches the cap, and a move still in flight leaves its
+# supervisor between two attachments.
 settled() {
+	metric_is 1 ringsteer_gateway_deferred_placements_pending 0 || return 1
 	all_attached 1 2 3 4 5 6 7 8 9 || return 1
 	metric_is 1 ringsteer_gateway_unrecorded_supervisors 0 || return 1
 	local l
@@ -68,4 +72,4 @@ done
 for n in 2 3; do
 	[ "$(metric "$n" ringsteer_gateway_redirects_total 'reason="deferred"')" = 0 ] || fail "gw-$n redirected someone deferred"
 done
-echo "t_29: loads $(loads 1 2 3) after 6 degraded arrivals on gw-1; $deferred deferred redirects"
+echo "t_32: loads $(loads 1 2 3) after 6 degraded arrivals on gw-1; $deferred deferred redirects"
