@@ -241,7 +241,7 @@ endif
 # (tests/kernel/t_agent_notify.sh) uses that server instead of starting its own.
 # A skip (exit 77) passes, except with CI=true (tests/skip_status.sh; the
 # runners count theirs the same way; tests/skip_test.sh proves all three).
-test-run: all $(TEST_BINS) $(KTEST_BINS) $(BUILD)/bench/accept_time check-vectors
+test-run: all $(TEST_BINS) $(KTEST_BINS) $(BUILD)/bench/accept_time $(BUILD)/bench/steer_exec check-vectors
 	@fail=0; pg_url=; [ -z "$$RS_PG_DIR" ] || pg_url="postgres:///ringsteer?host=$$RS_PG_DIR"; \
 	for t in $(TEST_BINS); do \
 	  echo "== $$t"; RS_TEST_DATA=$(TEST_DATA) RS_TEST_PG_URL=$$pg_url $$t || fail=1; \
@@ -482,9 +482,9 @@ COMPARE_OUT ?= $(BUILD)/compare
 .PHONY: compare compare-quick compare-deps
 compare-deps: $(if $(COMPARE_DATAPATH_PACKAGES),compare-datapath-deps)
 	$(call install_missing,$(COMPARE_PACKAGES))
-compare: deps compare-deps all $(BUILD)/bench/accept_time
+compare: deps compare-deps all $(BUILD)/bench/accept_time $(BUILD)/bench/steer_exec
 	bench/compare/compare.sh $(BUILD) $(COMPARE_OUT)
-compare-quick: deps compare-deps all $(BUILD)/bench/accept_time
+compare-quick: deps compare-deps all $(BUILD)/bench/accept_time $(BUILD)/bench/steer_exec
 	QUICK=1 bench/compare/compare.sh $(BUILD) $(COMPARE_OUT)
 
 # `make test` runs the short form too (test-run): its packages are the tests'.

@@ -11,17 +11,22 @@
 #                        endpoint: from then on the supervisor talks to the gateway's
 #                        own address (the data figures are taken there, by design the
 #                        same path as direct, measured on their own)
-#   ringsteer-kernel     connect-time rewrite (connect4) on the pod topology of
-#                        bench/connect_steer.sh: connect-to-ACCEPT measured there
-#                        (accept_time --agent: registration + steered); the data figures are taken on
-#                        the rewritten destination, the gateway's address (iperf3 and
-#                        sockperf cannot register a member with the agent, and only a
-#                        registered member's connect is rewritten)
+#   ringsteer-kernel     connect-time rewrite (connect4) on the pod topology
+#                        (tests/cluster/pods.sh): connect-to-ACCEPT measured by
+#                        bench/connect_steer.sh (accept_time --agent: registration +
+#                        steered); the data figures by bench/compare/datapath_pods.sh,
+#                        iperf3 and sockperf run as a registered member (bench/steer_exec)
+#                        so that their connects to the ClusterIP are the ones rewritten,
+#                        beside that topology's own baselines:
+#   pods-direct          sup pod -> gateway pod IP (veth and node routing)
+#   pods-service         sup pod -> ClusterIP (kube-proxy-shaped DNAT on the node)
 # measures (OUT/datapath.tsv: contender, measure, value; tab-separated, no header):
-#   throughput_gbps (iperf3, receiver side), throughput_ratio (over direct),
-#   rtt_p50_us, rtt_avg_us (sockperf ping-pong, full round trip), rtt_ratio (p50 over
-#   direct), accept_p50_us, accept_p99_us (connect-to-ACCEPT of fresh members,
-#   bench/accept_time.c --all; the gateways run --no-placement behind the Service and
+#   throughput_gbps (iperf3, receiver side), throughput_ratio (over direct; for
+#   ringsteer-kernel and pods-* over pods-direct), rtt_p50_us, rtt_avg_us (sockperf
+#   ping-pong, full round trip), rtt_ratio (p50, over the same baseline),
+#   service_dnat_connects (pods-*, ringsteer-kernel: connections the Service's DNAT
+#   rewrote during their runs; 0 for ringsteer-kernel, or datapath_pods.sh fails),
+#   accept_p50_us, accept_p99_us (connect-to-ACCEPT of fresh members, bench/accept_time.c --all; the gateways run --no-placement behind the Service and
 #   the proxies), extra_process_tiers, extra_sockets_per_supervisor (counted: the
 #   proxy's established sockets with HELD connections open, over HELD).
 # The gateway side: gw-1 and gw-2 (127.0.1.1, .2) each run the ringsteer gateway on
@@ -58,11 +63,12 @@ raw="$out/datapath.raw"
 # Part 2, ringsteer-kernel on the pod topology (bench/connect_steer.sh's own
 # namespaces): after part 1, or in QUICK while part 1 runs.
 steer() {
-	[ -x "$RS_BUILD/kernel/kt_tool" ] && [ -x "$RS_BUILD/ringsteer-agent" ] || {
-		echo "no $RS_BUILD/kernel/kt_tool or $RS_BUILD/ringsteer-agent" >"$out/connect_steer.err"
-		return 1
-	}
-	"$here/../connect_steer.sh" "$RS_BUILD" "$steer_hellos" "$steer_connects" >"$out/connect_steer.out" 2>"$out/connect_steer.err"
+	local b
+	for b in kernel/kt_tool ringsteer-agent bench/steer_exec; do
+		[ -x "$RS_BUILD/$b" ] || { echo "no $RS_BUILD/$b" >"$out/connect_steer.err"; return 1; }
+	done
+	"$here/../connect_steer.sh" "$RS_BUILD" "$steer_hellos" "$steer_connects" >"$out/connect_steer.out" 2>"$out/connect_steer.err" &&
+		"$here/datapath_pods.sh" "$out" >"$out/datapath_pods.out" 2>&1
 }
 steer_pid=""
 if [ "$quick" = 1 ]; then
@@ -239,9 +245,16 @@ else
 	echo "datapath: ringsteer-kernel: bench/connect_steer.sh did not run (see $out/connect_steer.err); its connect-to-ACCEPT is NA" >&2
 	printf 'ringsteer-kernel\taccept_p50_us\tNA\nringsteer-kernel\taccept_p99_us\tNA\n' >>"$raw"
 fi
-# The rewritten connection is to the gateway's address: the direct path.
-awk -F'\t' '$1 == "direct" && $2 ~ /^(throughput_gbps|rtt_p50_us|rtt_avg_us|rtt_samples)$/ { print "ringsteer-kernel\t" $2 "\t" $3 }' "$raw" >>"$raw.k"
-cat "$raw.k" >>"$raw" && rm -f "$raw.k"
+# ringsteer-kernel's data figures, measured on its own path by
+# datapath_pods.sh (iperf3 and sockperf as a registered member, every connect
+# rewritten by connect4), beside the pod topology's own direct and Service
+# paths (pods-direct is their baseline, as direct is part 1's).
+if [ "$kernel_ok" = 1 ] && [ -s "$out/datapath_pods.tsv" ]; then
+	cat "$out/datapath_pods.tsv" >>"$raw"
+else
+	echo "datapath: ringsteer-kernel: datapath_pods.sh did not run (see $out/datapath_pods.out); its data figures are NA" >&2
+	printf 'ringsteer-kernel\tthroughput_gbps\tNA\nringsteer-kernel\trtt_p50_us\tNA\n' >>"$raw"
+fi
 printf 'ringsteer-kernel\textra_sockets_per_supervisor\t0.00\nringsteer-kernel\textra_process_tiers\t0\n' >>"$raw"
 
 # Ratios over direct, then the table.
@@ -251,8 +264,12 @@ awk -F'\t' -v OFS='\t' '
 		for (i = 1; i <= m; i++) print rows[i]
 		for (i = 1; i <= n; i++) {
 			c = order[i]
-			printf "%s\tthroughput_ratio\t%.3f\n", c, v[c, "throughput_gbps"] / v["direct", "throughput_gbps"]
-			printf "%s\trtt_ratio\t%.3f\n", c, v[c, "rtt_p50_us"] / v["direct", "rtt_p50_us"]
+			# each over the direct path of its own topology
+			b = (c == "ringsteer-kernel" || c ~ /^pods-/) ? "pods-direct" : "direct"
+			if (v[c, "throughput_gbps"] !~ /^[0-9.]+$/ || v[b, "throughput_gbps"] + 0 == 0) printf "%s\tthroughput_ratio\tNA\n", c
+			else printf "%s\tthroughput_ratio\t%.3f\n", c, v[c, "throughput_gbps"] / v[b, "throughput_gbps"]
+			if (v[c, "rtt_p50_us"] !~ /^[0-9.]+$/ || v[b, "rtt_p50_us"] + 0 == 0) printf "%s\trtt_ratio\tNA\n", c
+			else printf "%s\trtt_ratio\t%.3f\n", c, v[c, "rtt_p50_us"] / v[b, "rtt_p50_us"]
 		}
 	}' "$raw" >"$tsv"
 # Every contender, every figure, a number (what `make compare-quick` relies on).
@@ -260,6 +277,13 @@ missing=$(awk -F'\t' -v want="throughput_gbps throughput_ratio rtt_p50_us rtt_av
 	$3 ~ /^[0-9]+(\.[0-9]+)?$/ { ok[$1, $2] = 1 }
 	END {
 		n = split("direct service haproxy-leastconn-1 haproxy-bounded-1 nginx-hash ringsteer-redirect ringsteer-kernel", c, " ")
+		m = split(want, w, " ")
+		for (i = 1; i <= n; i++) for (j = 1; j <= m; j++) if (!((c[i], w[j]) in ok)) printf " %s/%s", c[i], w[j]
+	}' "$tsv")
+missing+=$(awk -F'\t' -v want="throughput_gbps throughput_ratio rtt_p50_us rtt_avg_us rtt_ratio service_dnat_connects" '
+	$3 ~ /^[0-9]+(\.[0-9]+)?$/ { ok[$1, $2] = 1 }
+	END {
+		n = split("pods-direct pods-service ringsteer-kernel", c, " ")
 		m = split(want, w, " ")
 		for (i = 1; i <= n; i++) for (j = 1; j <= m; j++) if (!((c[i], w[j]) in ok)) printf " %s/%s", c[i], w[j]
 	}' "$tsv")

@@ -20,6 +20,10 @@ for f in "$ev" "$rd" "$dp"; do
 done
 DP_CONTENDERS="direct service haproxy-leastconn-1 haproxy-bounded-1 nginx-hash ringsteer-redirect ringsteer-kernel"
 DP_MEASURES="throughput_gbps throughput_ratio rtt_p50_us rtt_avg_us rtt_ratio accept_p50_us accept_p99_us extra_process_tiers extra_sockets_per_supervisor"
+# The pod topology's baselines (bench/compare/datapath_pods.sh), beside
+# ringsteer-kernel's figures there (and its service_dnat_connects).
+DP_POD_CONTENDERS="pods-direct pods-service"
+DP_POD_MEASURES="throughput_gbps throughput_ratio rtt_p50_us rtt_avg_us rtt_ratio service_dnat_connects"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rs-report.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 # Without headers or blank lines.
@@ -28,7 +32,7 @@ for f in evenness rounds datapath; do
 done
 
 # ---- the check -------------------------------------------------------------
-missing=$(awk -F'\t' -v dpc="$DP_CONTENDERS" -v dpm="$DP_MEASURES" '
+missing=$(awk -F'\t' -v dpc="$DP_CONTENDERS" -v dpm="$DP_MEASURES" -v dppc="$DP_POD_CONTENDERS" -v dppm="$DP_POD_MEASURES" '
 	function num(x) { return x ~ /^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$/ }
 	FILENAME ~ /evenness$/ { if (!($1 in ec)) { ec[$1]; eco[++nec] = $1 } if (!($2 in em)) { em[$2]; emo[++nem] = $2 }
 		if (num($3)) ev[$1, $2] = 1; next }
@@ -42,6 +46,9 @@ missing=$(awk -F'\t' -v dpc="$DP_CONTENDERS" -v dpm="$DP_MEASURES" '
 		}
 		n = split(dpc, c, " "); m = split(dpm, w, " ")
 		for (i = 1; i <= n; i++) for (j = 1; j <= m; j++) if (!((c[i], w[j]) in dv)) printf " %s/%s", c[i], w[j]
+		n = split(dppc, c, " "); m = split(dppm, w, " ")
+		for (i = 1; i <= n; i++) for (j = 1; j <= m; j++) if (!((c[i], w[j]) in dv)) printf " %s/%s", c[i], w[j]
+		if (!(("ringsteer-kernel", "service_dnat_connects") in dv)) printf " ringsteer-kernel/service_dnat_connects"
 		if (!nec) printf " evenness.tsv:no-contender"
 	}' "$tmp/evenness" "$tmp/rounds" "$tmp/datapath")
 if [ -n "$missing" ]; then
@@ -51,7 +58,8 @@ fi
 
 # ---- tables ------------------------------------------------------------------
 # table FILE [CONTENDERS]: measures as rows, contenders as columns (order of
-# first appearance, or the list given); "-" where a contender has no figure.
+# first appearance, or the list given); "-" where a contender has no figure;
+# a measure none of them has is left out.
 table() {
 	awk -F'\t' -v list="${2:-}" '
 		{ if (!($1 in c)) { c[$1]; co[++nc] = $1 } if (!($2 in m)) { m[$2]; mo[++nm] = $2 } v[$1, $2] = $3 }
@@ -60,6 +68,9 @@ table() {
 			printf "| measure |"; for (i = 1; i <= nc; i++) printf " %s |", co[i]; printf "\n|---|"
 			for (i = 1; i <= nc; i++) printf "---:|"; printf "\n"
 			for (j = 1; j <= nm; j++) {
+				any = 0
+				for (i = 1; i <= nc; i++) if ((co[i], mo[j]) in v) any = 1
+				if (!any) continue
 				printf "| %s |", mo[j]
 				for (i = 1; i <= nc; i++) printf " %s |", ((co[i], mo[j]) in v) ? v[co[i], mo[j]] : "-"
 				printf "\n"
@@ -72,12 +83,12 @@ awk -F'\t' '$2 + 0 >= 1 { s[$1] += $3; n[$1]++ } END { for (c in s) printf "%s\t
 
 # reading FILE "MEASURE:lower|higher ..." ["CONTENDER:MEASURE ..."]: per measure,
 # the best contender and every contender that beats the better of ringsteer's
-# two on it; the pairs in the third argument are left out (figures copied from
-# another path, not measured on their own).
+# two on it; the pairs in the third argument are left out ("C:*": all of
+# contender C's, for the baselines).
 reading() {
 	awk -F'\t' -v spec="$2" -v skip="${3:-}" '
-		BEGIN { ns = split(skip, sk, " "); for (i = 1; i <= ns; i++) { split(sk[i], q, ":"); skipped[q[1], q[2]] } }
-		!(($1, $2) in skipped) { v[$1, $2] = $3; if (!($1 in c)) { c[$1]; co[++nc] = $1 } }
+		BEGIN { ns = split(skip, sk, " "); for (i = 1; i <= ns; i++) { split(sk[i], q, ":"); if (q[2] == "*") all[q[1]]; else skipped[q[1], q[2]] } }
+		!(($1, $2) in skipped) && !($1 in all) { v[$1, $2] = $3; if (!($1 in c)) { c[$1]; co[++nc] = $1 } }
 		END {
 			n = split(spec, s, " ")
 			for (k = 1; k <= n; k++) {
@@ -167,18 +178,28 @@ beat_round=$(awk -F'\t' -v r="${rs_round#*$'\t'}" '$1 !~ /^ringsteer-/ && $2 + 0
 	echo
 	echo "What a supervisor's established connection goes through on each path"
 	echo "(\`bench/compare/datapath.sh\`): iperf3 throughput (Gbit/s, receiver), sockperf ping-pong"
-	echo "round trip (µs, full round trip), each against the direct connection as a ratio;"
-	echo "connect-to-ACCEPT of fresh members (µs); the extra process tiers and the sockets per"
-	echo "supervisor the path adds (counted at the proxy with connections held open)."
+	echo "round trip (µs, full round trip), each against the direct connection of the same topology"
+	echo "as a ratio; connect-to-ACCEPT of fresh members (µs); the extra process tiers and the"
+	echo "sockets per supervisor the path adds (counted at the proxy with connections held open)."
 	echo "ringsteer-redirect's data figures are taken on the gateway's own address, where the"
-	echo "redirect leaves the supervisor; ringsteer-kernel's data figures are the direct path's"
-	echo "(the connect-time rewrite sends the packets to the pod itself; iperf3 and sockperf cannot"
-	echo "register with the agent), its connect-to-ACCEPT is measured on the pod topology of"
-	echo "\`bench/connect_steer.sh\` and includes the registration with the node agent."
-	echo "All but ringsteer-kernel share one loopback namespace: throughput there is memory"
-	echo "bandwidth, not a NIC's, and run-to-run noise of ±20% on it is usual."
+	echo "redirect leaves the supervisor."
 	echo
-	table "$tmp/datapath" "$DP_CONTENDERS"
+	echo "On one loopback namespace (throughput there is memory bandwidth, not a NIC's, and"
+	echo "run-to-run noise of ±20% on it is usual):"
+	echo
+	table "$tmp/datapath" "${DP_CONTENDERS% ringsteer-kernel}"
+	echo
+	echo "ringsteer-kernel runs where Kubernetes runs it: on the pod topology (a netns and cgroup"
+	echo "per pod, veth to the node, kube-proxy-shaped nftables DNAT on the node), where the node"
+	echo "agent's cgroup connect4 program rewrites a registered member's connect to the ClusterIP"
+	echo "into the chosen gateway pod before any packet exists. Its data figures are iperf3 and"
+	echo "sockperf run as a registered member (\`bench/compare/datapath_pods.sh\`, \`bench/steer_exec\`),"
+	echo "beside that topology's own baselines: pods-direct (to the gateway pod's IP) and"
+	echo "pods-service (to the ClusterIP through the DNAT); service_dnat_connects counts the"
+	echo "connections the DNAT rewrote during each one's runs. Its connect-to-ACCEPT is measured by"
+	echo "\`bench/connect_steer.sh\` there and includes the registration with the node agent."
+	echo
+	table "$tmp/datapath" "$DP_POD_CONTENDERS ringsteer-kernel"
 	echo
 	echo "## Reading"
 	echo
@@ -198,13 +219,11 @@ beat_round=$(awk -F'\t' -v r="${rs_round#*$'\t'}" '$1 !~ /^ringsteer-/ && $2 + 0
 	echo
 	reading "$tmp/evenness" "$(cut -f2 "$tmp/evenness" | awk '!s[$0]++' | awk '{ print $0 ":" ($0 ~ /affinity/ ? "higher" : "lower") }' | tr '\n' ' ')"
 	echo
-	echo "Data path, measure by measure (direct is the baseline, left out of \"beaten by\"):"
+	echo "Data path, measure by measure (throughput and round trip as ratios over the direct path"
+	echo "of each one's own topology; the two direct paths, the baselines, are left out):"
 	echo
-	echo "(ringsteer-kernel's throughput and round trip are the direct path's figures, so they are"
-	echo "left out of these two lines.)"
-	echo
-	reading "$tmp/datapath" "throughput_gbps:higher rtt_p50_us:lower accept_p50_us:lower accept_p99_us:lower extra_process_tiers:lower extra_sockets_per_supervisor:lower" \
-		"ringsteer-kernel:throughput_gbps ringsteer-kernel:rtt_p50_us"
+	reading "$tmp/datapath" "throughput_ratio:higher rtt_ratio:lower accept_p50_us:lower accept_p99_us:lower extra_process_tiers:lower extra_sockets_per_supervisor:lower" \
+		"direct:* pods-direct:*"
 	echo
 	awk -F'\t' '$1 == "ringsteer-redirect" && $2 ~ /_ratio$/ { r[$2] = $3 }
 		END { printf "ringsteer-redirect against direct: throughput %s, round trip %s (ratios). After the\n", r["throughput_ratio"], r["rtt_ratio"]
@@ -212,7 +231,7 @@ beat_round=$(awk -F'\t' -v r="${rs_round#*$'\t'}" '$1 !~ /^ringsteer-/ && $2 + 0
 		      printf "from 1 is this run'"'"'s noise on the machine, a yardstick for the other ratios.\n\n" }' "$tmp/datapath"
 	awk -F'\t' '$2 == "extra_process_tiers" { t[$1] = $3 } $2 == "extra_sockets_per_supervisor" { k[$1] = $3 }
 		END {
-			for (c in t) if (c != "direct") { if (t[c] + 0 > 0 || k[c] + 0 > 0) a = a sprintf("%s%s (%s tier, %s sockets)", a == "" ? "" : ", ", c, t[c], k[c]); else b = b (b == "" ? "" : ", ") c }
+			for (c in t) if (c != "direct" && c !~ /^pods-/) { if (t[c] + 0 > 0 || k[c] + 0 > 0) a = a sprintf("%s%s (%s tier, %s sockets)", a == "" ? "" : ", ", c, t[c], k[c]); else b = b (b == "" ? "" : ", ") c }
 			if (a != "") printf "Paths that add a process tier or sockets per supervisor: %s.\n", a
 			if (b != "") printf "Paths that add neither: %s.\n", b
 		}' "$tmp/datapath"
