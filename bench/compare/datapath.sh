@@ -38,7 +38,7 @@
 # server, which random or leastconn balancing over two would split.  The
 # per-packet path (DNAT and conntrack, or the proxy's two sockets and copy) is the
 # same whichever endpoint is chosen.  The supervisor side binds 127.0.2.1.
-# QUICK=1: 1 s iperf3, about 300 sockperf round trips, 100 connects per contender.
+# QUICK=1: 256 MiB through iperf3, about 300 sockperf round trips, 100 connects per contender.
 # Root only (own network namespaces, tests/cluster/lib.sh).
 set -u
 out=${1:?usage: datapath.sh OUT}
@@ -47,9 +47,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 export RS_BUILD=${RS_BUILD:-$here/../../build}
 quick=${QUICK:-0}
 if [ "$quick" = 1 ]; then
-	iperf_s=1 sp_args=(-t 1 --mps 600) connects=100 held=10 steer_hellos=50 steer_connects=200
+	iperf_s=1 iperf_len=(-n 256M) sp_args=(-t 1 --mps 600) connects=100 held=10 steer_hellos=50 steer_connects=200
 else
-	iperf_s=10 sp_args=(-t 10 --mps max) connects=1000 held=10 steer_hellos=400 steer_connects=20000
+	iperf_s=10 iperf_len=(-t 10) sp_args=(-t 10 --mps max) connects=1000 held=10 steer_hellos=400 steer_connects=20000
 fi
 for t in iperf3 sockperf haproxy nginx jq; do
 	command -v "$t" >/dev/null || { echo "datapath: $t missing (make compare-datapath-deps compare-deps)" >&2; exit 1; }
@@ -154,7 +154,7 @@ done
 # Data figures, every contender in the same run.
 data() { # CONTENDER: iperf3, then sockperf
 	local c=$1 a=${FRONT[$1]} bps
-	bps=$(ns timeout $((iperf_s + 20)) iperf3 -c "$a" -p "$IPERF_PORT" -B "$SRC" -t "$iperf_s" --connect-timeout 3000 -J | jq -e '.end.sum_received.bits_per_second') ||
+	bps=$(ns timeout $((iperf_s + 20)) iperf3 -c "$a" -p "$IPERF_PORT" -B "$SRC" "${iperf_len[@]}" --connect-timeout 3000 -J | jq -e '.end.sum_received.bits_per_second') ||
 		fail "iperf3 through $c ($a)"
 	put "$c" throughput_gbps "$(awk -v b="$bps" 'BEGIN { printf "%.2f", b / 1e9 }')"
 	sockperf_run "$c" || fail "sockperf through $c ($a): $(cat "$RS_DIR/sp.$c")"

@@ -22,16 +22,16 @@
 # counter); gw-1 advertises pod-IP:5201 as its peer endpoint (--advertise-peer),
 # so the agent's target for the member is that port, and the agent also steers
 # ClusterIP:5201 (--service).  One gateway: the rule has one choice.
-# QUICK=1: 1 s iperf3, about 300 sockperf round trips.  Root only.
+# QUICK=1: 256 MiB through iperf3, about 300 sockperf round trips.  Root only.
 set -u
 out=${1:?usage: datapath_pods.sh OUT}
 mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 1
 here=$(cd "$(dirname "$0")" && pwd)
 export RS_BUILD=${RS_BUILD:-$here/../../build}
 if [ "${QUICK:-0}" = 1 ]; then
-	iperf_s=1 sp_args=(-t 1 --mps 600)
+	iperf_s=1 iperf_len=(-n 256M) sp_args=(-t 1 --mps 600)
 else
-	iperf_s=10 sp_args=(-t 10 --mps max)
+	iperf_s=10 iperf_len=(-t 10) sp_args=(-t 10 --mps max)
 fi
 for b in "$RS_BUILD/bench/steer_exec" "$RS_BUILD/ringsteer-agent"; do
 	[ -x "$b" ] || { echo "datapath_pods: $b missing (make all $RS_BUILD/bench/steer_exec)" >&2; exit 1; }
@@ -124,7 +124,7 @@ await "iperf3 in gw-1's pod" 10 listening
 for c in $CONTENDERS; do
 	rs_log "datapath_pods: $c iperf3"
 	d0=$(dnat_count)
-	bps=$(client "$c" timeout $((iperf_s + 20)) iperf3 -c "${DST[$c]}" -p "$PORT" -B "$src" -t "$iperf_s" \
+	bps=$(client "$c" timeout $((iperf_s + 20)) iperf3 -c "${DST[$c]}" -p "$PORT" -B "$src" "${iperf_len[@]}" \
 		--connect-timeout 3000 -J | jq -e '.end.sum_received.bits_per_second') || fail "iperf3, $c"
 	DNAT[$c]=$((DNAT[$c] + $(dnat_count) - d0))
 	put "$c" throughput_gbps "$(awk -v b="$bps" 'BEGIN { printf "%.2f", b / 1e9 }')"
