@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ringsteer/agent_reg.h"
@@ -30,7 +31,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: steer_exec MEMBER_SOCKET MEMBER_ID CMD [ARGS...]\n");
 		return 2;
 	}
-	err = rs_agent_member_register(argv[1], argv[2], 2000, &link, &reply);
+	/* A registration from this netns that just ended may not be forgotten
+	 * yet (the agent reads its EOF on its own loop): asked again, 2 s at most. */
+	for (int tries = 0;; tries++) {
+		err = rs_agent_member_register(argv[1], argv[2], 2000, &link, &reply);
+		if (err != -EACCES || reply.reason != RS_AGENT_REG_KEY_IN_USE || tries >= 200)
+			break;
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	}
 	if (err) {
 		fprintf(stderr, "steer_exec: register %s with %s: %s%s%s\n", argv[2], argv[1], strerror(-err),
 			err == -EACCES ? ": " : "", err == -EACCES ? reply.text : "");
