@@ -119,6 +119,10 @@ run_contender() {
 	[ "$n" = "${SUPS%% *}" ] || LABEL="$c@$n"
 	mapfile -t ALL < <(seq 1 "$n")
 	local deadline=$((30 + n / 4))
+	# A gateway's drain hands its supervisors off 64 at a time; where they
+	# cannot follow a redirect (the Service, the proxies) each batch waits
+	# out --handoff-timeout (5 s): 100 of them outlast lib.sh's 10 s.
+	RS_GW_EXIT_S=$deadline
 	cmp_up "$c"
 	t0=$(rs_now_ms)
 	local dnat0=0

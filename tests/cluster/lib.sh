@@ -46,6 +46,8 @@
 #   RS_GW_ARGS          extra flags for every gateway (word-split)
 #   RS_SUP_ARGS         extra flags for every supervisor (word-split)
 #   RS_SUP_TOKEN_TTL    lifetime in seconds of the tokens sup_start mints (3600)
+#   RS_GW_EXIT_S        gw_stop / gw_kill wait this long for the gateway to exit (10);
+#                       a drain of many supervisors takes up to --drain-budget (25 s)
 #   RS_SUP_SERVICE      where supervisors dial (default the Service, 127.0.0.100:7000)
 #   RS_ARTIFACTS        if set, cluster_down copies the logs and the store there
 #   RS_KEEP=1           cluster_down keeps the temp dir (and says where)
@@ -80,6 +82,7 @@ RS_TTL_MS=${RS_TTL_MS:-1000}
 RS_GW_ARGS=${RS_GW_ARGS:-}
 RS_SUP_ARGS=${RS_SUP_ARGS:-}
 RS_SUP_TOKEN_TTL=${RS_SUP_TOKEN_TTL:-3600}
+RS_GW_EXIT_S=${RS_GW_EXIT_S:-10}
 
 RS_SVC_ADDR=127.0.0.100
 RS_SVC_PORT=7000
@@ -455,7 +458,7 @@ rs_gw_signal() {
 	RS_GW_PID[$n]=""
 	svc_update
 	kill -"$sig" "$pid" 2>/dev/null
-	await "gw-$n exits after SIG$sig" 10 rs_gone "$pid"
+	await "gw-$n exits after SIG$sig" "$RS_GW_EXIT_S" rs_gone "$pid"
 }
 # rs_gone PID: the process has exited (a zombie counts: it may be nobody's
 # to reap, the daemons being disowned).
