@@ -122,10 +122,12 @@ run_contender() {
 	# A gateway's drain hands its supervisors off 64 at a time; where they
 	# cannot follow a redirect (the Service, the proxies) each batch waits
 	# out --handoff-timeout (5 s): 100 of them outlast lib.sh's 10 s.
+	# shellcheck disable=SC2034 # (read by lib.sh's rs_gw_signal)
 	RS_GW_EXIT_S=$deadline
 	cmp_up "$c"
 	t0=$(rs_now_ms)
 	local dnat0=0
+	# shellcheck disable=SC2119 # (svc_dnat_count: every node)
 	[ "$(cmp_topology "$c")" != pods ] || dnat0=$(svc_dnat_count)
 
 	# Storm start: everyone at once (their pods made first: sups_start).
@@ -142,6 +144,7 @@ run_contender() {
 		steer_emit storm_redirects_per_arrival "$per"
 		if [ "$(cmp_topology "$c")" = pods ]; then
 			local dnat steered k v
+			# shellcheck disable=SC2119 # (every node)
 			dnat=$(($(svc_dnat_count) - dnat0))
 			steer_emit storm_dnat_per_arrival "$(awk -v d="$dnat" -v n="$n" 'BEGIN { printf "%.3f", d / n }')"
 			steered=""
