@@ -143,16 +143,20 @@ run_contender() {
 		per=$(awk -v r="$red" -v n="$n" 'BEGIN { printf "%.3f", r / n }')
 		steer_emit storm_redirects_per_arrival "$per"
 		if [ "$(cmp_topology "$c")" = pods ]; then
-			local dnat steered k v
+			local dnat steered k v res results=""
 			# shellcheck disable=SC2119 # (every node)
 			dnat=$(($(svc_dnat_count) - dnat0))
 			steer_emit storm_dnat_per_arrival "$(awk -v d="$dnat" -v n="$n" 'BEGIN { printf "%.3f", d / n }')"
-			steered=""
-			for ((k = 1; k <= CMP_NODES; k++)); do
-				v=$(node_agent_metric "$k" ringsteer_agent_connects_total steered)
-				steered+="${steered:+ + }${v:-?}"
+			# The agents' connect counters, summed over the nodes, by result.
+			for res in steered miss expired target_down; do
+				steered=0
+				for ((k = 1; k <= CMP_NODES; k++)); do
+					v=$(node_agent_metric "$k" ringsteer_agent_connects_total "$res")
+					steered=$((steered + ${v:-0}))
+				done
+				results+=" $res=$steered"
 			done
-			rs_log "$LABEL storm steering: $red redirects for $n supervisors ($per per arrival), DNAT took $dnat connects, agents' steered connects $steered"
+			rs_log "$LABEL storm steering: $red redirects for $n supervisors ($per per arrival), DNAT took $dnat connects, agents' connects:$results"
 			[ "$dnat" -le $((n / 2)) ] || fail "$LABEL: the DNAT took $dnat of $n storm connects: the agents did not steer"
 		else
 			rs_log "$LABEL storm steering: $red redirects for $n supervisors ($per per arrival)"
