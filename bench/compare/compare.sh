@@ -2,7 +2,9 @@
 # bench/compare/compare.sh - `make compare` (issue 18): ringsteer against the
 # Service alone, HAProxy 2.6 and nginx stream, in one run.
 #
-#   evenness.sh BUILD OUT   evenness and stability (OUT/evenness.tsv, OUT/rounds.tsv)
+#   evenness.sh BUILD OUT   evenness and stability (OUT/evenness.tsv, OUT/rounds.tsv;
+#                           OUT/steering.tsv: ringsteer's redirects and, on the pod
+#                           topology, kube-proxy's DNAT per arrival in the storm)
 #   datapath.sh OUT         the data path, when present (OUT/datapath.tsv)
 #   report.sh OUT           docs/COMPARISON.md and the chart, when present
 #
