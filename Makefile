@@ -477,13 +477,15 @@ image-test: image deps all
 # report.sh (docs/COMPARISON.md and the chart).  `make compare-quick` is the
 # short form (QUICK=1) that `make test` can run: it checks only that every
 # contender produced every figure.  COMPARE_OUT: where the TSVs go.
+# SUPS="40 400": a pass per supervisor count (default 40; see
+# bench/compare/evenness.sh); 400 adds about 40 minutes to the full form.
 COMPARE_PACKAGES := haproxy nginx libnginx-mod-stream
 COMPARE_OUT ?= $(BUILD)/compare
 .PHONY: compare compare-quick compare-deps
 compare-deps: $(if $(COMPARE_DATAPATH_PACKAGES),compare-datapath-deps)
 	$(call install_missing,$(COMPARE_PACKAGES))
 compare: deps compare-deps all $(BUILD)/bench/accept_time $(BUILD)/bench/steer_exec
-	bench/compare/compare.sh $(BUILD) $(COMPARE_OUT)
+	$(if $(SUPS),SUPS='$(SUPS)') bench/compare/compare.sh $(BUILD) $(COMPARE_OUT)
 compare-quick: deps compare-deps all $(BUILD)/bench/accept_time $(BUILD)/bench/steer_exec
 	QUICK=1 bench/compare/compare.sh $(BUILD) $(COMPARE_OUT)
 

@@ -2,7 +2,9 @@
 # bench/compare/compare.sh - `make compare` (issue 18): ringsteer against the
 # Service alone, HAProxy 2.6 and nginx stream, in one run.
 #
-#   evenness.sh BUILD OUT   evenness and stability (OUT/evenness.tsv, OUT/rounds.tsv)
+#   evenness.sh BUILD OUT   evenness and stability (OUT/evenness.tsv, OUT/rounds.tsv;
+#                           OUT/steering.tsv: ringsteer's redirects and, on the pod
+#                           topology, kube-proxy's DNAT per arrival in the storm)
 #   datapath.sh OUT         the data path, when present (OUT/datapath.tsv)
 #   report.sh OUT           docs/COMPARISON.md and the chart, when present
 #
@@ -11,7 +13,10 @@
 # Contender names: service haproxy-leastconn-1 haproxy-leastconn-2
 # haproxy-bounded-1 haproxy-bounded-2 nginx-hash ringsteer-redirect
 # ringsteer-kernel (datapath.sh adds direct).  RS_BUILD is exported.
-# QUICK=1 (make compare-quick) is passed through: the short form.
+# QUICK=1 (make compare-quick) is passed through: the short form.  So is
+# SUPS (make compare SUPS="40 400"): evenness.sh's supervisor counts, one
+# pass each (default 40; a pass of 400 adds about 40 minutes to the full
+# form: 8 contenders one after another, 4 to 6 minutes each at 20 rounds).
 # Needs root and `ip netns` (77, skipped, otherwise: tests/skip_status.sh).
 #
 # usage: bench/compare/compare.sh [BUILD_DIR [OUT_DIR]]  (default build, BUILD/compare)

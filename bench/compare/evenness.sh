@@ -5,7 +5,8 @@
 # For every contender (bench/compare/lib.sh: the Service alone, HAProxy
 # leastconn and bounded-load consistent source hash with one and two
 # replicas, nginx stream consistent hash, ringsteer's redirect path and
-# ringsteer with kernel steering), on a fresh cluster of 4 gateways:
+# ringsteer with kernel steering), on a fresh cluster of 4 gateways
+# (ringsteer-kernel on the Kubernetes-shaped one, see below):
 #   evenness (max-min and max/mean of the gateways' own gauge
 #   ringsteer_gateway_supervisors) after a storm start of N supervisors,
 #   after each of R rounds of restarting all of them, [full form: after a
@@ -20,12 +21,26 @@
 # affinity sample of 4, no rolling restart or SIGKILL; then it checks that
 # every contender produced every figure.
 #
+# ringsteer-kernel runs on tests/cluster/pods.sh (bench/compare/lib.sh,
+# cmp_topology): 2 nodes, every gateway and supervisor its own pod, an agent
+# per node steering at connect time, kube-proxy's DNAT behind it.  That is
+# what users run on Kubernetes; sk_lookup on one flat namespace (gateways
+# registering with the agent) is not.  The measures are the same; a blip
+# there destroys the connections in the gateway pods (sups_blip_all).
+# OUT/steering.tsv (contender, measure, value), ringsteer-redirect and
+# ringsteer-kernel only: storm_redirects_per_arrival (placement redirects
+# the gateways sent during the storm start, per supervisor) and, for
+# ringsteer-kernel, storm_dnat_per_arrival (connects kube-proxy's DNAT took
+# during the storm, per supervisor: near 0 when the agent steered them; the
+# contender fails above 0.5).
+#
 # usage: bench/compare/evenness.sh BUILD_DIR OUT_DIR [CONTENDER...]
 # Full form: 40 supervisors, ROUNDS=20, an affinity sample of 40, the rolling
 # restart and the SIGKILL.  SUPS="40 400" adds a pass per count (a count
 # other than the first gets the contender suffix "@N" in the TSVs), at most
-# 250 (each supervisor its own 127.0.2.M; 400 needs ringsteer-swarm, not
-# wired in).  CMP_JOBS: contenders run side by side.
+# 500 (each supervisor its own address: 127.0.2.M, then 127.0.3.(M-250); on
+# pods 198.18.(100+K).M, then 198.18.(110+K).(M-254)).  CMP_JOBS:
+# contenders run side by side.
 set -u
 # shellcheck disable=SC2034 # (tests/cluster/lib.sh reads these)
 RS_BUILD=${1:?usage: evenness.sh BUILD_DIR OUT_DIR [CONTENDER...]}
@@ -44,9 +59,8 @@ else
 	SUPS=${SUPS:-40} ROUNDS=${ROUNDS:-20} AFFINITY=${AFFINITY:-40}
 fi
 for n in $SUPS; do
-	# sup_addr M is 127.0.2.M: one supervisor process per address, 250 at most
-	# (400 would need ringsteer-swarm with --bind over a CIDR: not wired in).
-	[ "$n" -ge 1 ] && [ "$n" -le 250 ] || { echo "evenness.sh: SUPS=$n: 1..250 supervisors (127.0.2.M)" >&2; exit 2; }
+	# One supervisor process per address (sup_addr): 127.0.2.0/23 holds 500.
+	[ "$n" -ge 1 ] && [ "$n" -le 500 ] || { echo "evenness.sh: SUPS=$n: 1..500 supervisors" >&2; exit 2; }
 done
 contenders=("$@")
 [ ${#contenders[@]} -gt 0 ] || read -r -a contenders <<<"$CMP_CONTENDERS"
@@ -55,6 +69,7 @@ mkdir -p "$CMP_OUT"
 RS_SUP_KEEP_TOKEN=1
 : >"$CMP_OUT/evenness.tsv"
 : >"$CMP_OUT/rounds.tsv"
+: >"$CMP_OUT/steering.tsv"
 
 # Await: every one of sup-1..N has attached at least once more than in
 # the "sup-M count" list $1 (sup_attach_counts), and the store agrees.
@@ -70,12 +85,25 @@ reattached() {
 	done < <(sup_attach_counts "${mem[@]}")
 	all_attached "${mem[@]}"
 }
-# quiet_blip M: sup-M's TCP connection destroyed (as sup_blip, without the log line).
+# quiet_blip M: sup-M's TCP connection destroyed (as sup_blip, without the log
+# line), in the namespace sup-M runs in (its pod's on pods).
 quiet_blip() {
 	local a
 	a=$(sup_addr "$1")
-	rs_ns ss -K -t -n state established "( src $a or dst $a )" >/dev/null 2>&1
+	ip netns exec "$(sup_ns "$1")" ss -K -t -n state established "( src $a or dst $a )" >/dev/null 2>&1
 }
+
+# The gateways' placement redirects so far (outcome="redirect", all reasons).
+cmp_redirects() {
+	local g s=0 v
+	for ((g = 1; g <= CMP_GWS_MAX; g++)); do
+		gw_alive "$g" || continue
+		v=$(metric "$g" ringsteer_gateway_placements_total 'outcome="redirect"') || return 1
+		s=$((s + v))
+	done
+	echo "$s"
+}
+steer_emit() { printf '%s\t%s\t%s\n' "$LABEL" "$1" "$2" >>"$CMP_STEER_TSV"; }
 
 record() { # LABEL MEASURE-PREFIX: evenness of the settled loads
 	local s
@@ -91,14 +119,49 @@ run_contender() {
 	[ "$n" = "${SUPS%% *}" ] || LABEL="$c@$n"
 	mapfile -t ALL < <(seq 1 "$n")
 	local deadline=$((30 + n / 4))
+	# A gateway's drain hands its supervisors off 64 at a time; where they
+	# cannot follow a redirect (the Service, the proxies) each batch waits
+	# out --handoff-timeout (5 s): 100 of them outlast lib.sh's 10 s.
+	# shellcheck disable=SC2034 # (read by lib.sh's rs_gw_signal)
+	RS_GW_EXIT_S=$deadline
 	cmp_up "$c"
 	t0=$(rs_now_ms)
+	local dnat0=0
+	# shellcheck disable=SC2119 # (svc_dnat_count: every node)
+	[ "$(cmp_topology "$c")" != pods ] || dnat0=$(svc_dnat_count)
 
-	# Storm start: everyone at once.
+	# Storm start: everyone at once (their pods made first: sups_start).
 	sups_start "${ALL[@]}"
 	await "$LABEL: storm, all attached" "$deadline" all_attached "${ALL[@]}"
 	cmp_settle "$n" "$deadline"
 	record storm
+	if [ "$CMP_INPROTO" = 1 ]; then
+		# Steering: how many arrivals the gateways had to redirect, and (pods)
+		# how many connects kube-proxy's DNAT took instead of the agent.
+		local red per
+		red=$(cmp_redirects) || fail "$LABEL: gateways' redirect counters unreadable"
+		per=$(awk -v r="$red" -v n="$n" 'BEGIN { printf "%.3f", r / n }')
+		steer_emit storm_redirects_per_arrival "$per"
+		if [ "$(cmp_topology "$c")" = pods ]; then
+			local dnat steered k v res results=""
+			# shellcheck disable=SC2119 # (every node)
+			dnat=$(($(svc_dnat_count) - dnat0))
+			steer_emit storm_dnat_per_arrival "$(awk -v d="$dnat" -v n="$n" 'BEGIN { printf "%.3f", d / n }')"
+			# The agents' connect counters, summed over the nodes, by result.
+			for res in steered miss expired target_down; do
+				steered=0
+				for ((k = 1; k <= CMP_NODES; k++)); do
+					v=$(node_agent_metric "$k" ringsteer_agent_connects_total "$res")
+					steered=$((steered + ${v:-0}))
+				done
+				results+=" $res=$steered"
+			done
+			rs_log "$LABEL storm steering: $red redirects for $n supervisors ($per per arrival), DNAT took $dnat connects, agents' connects:$results"
+			[ "$dnat" -le $((n / 2)) ] || fail "$LABEL: the DNAT took $dnat of $n storm connects: the agents did not steer"
+		else
+			rs_log "$LABEL storm steering: $red redirects for $n supervisors ($per per arrival)"
+		fi
+	fi
 	printf '%s\t0\t%s\n' "$LABEL" "$(cmp_spread "$CMP_LOADS" | cut -d' ' -f1)" >>"$CMP_ROUNDS_TSV"
 
 	rs_log "$LABEL: rounds"
@@ -147,7 +210,7 @@ run_contender() {
 	# Short blip: every supervisor's TCP connection destroyed at once.
 	before=$(cmp_map)
 	counts=$(sup_attach_counts "${ALL[@]}")
-	rs_ns ss -K -t -n state established "( src 127.0.2.0/24 or dst 127.0.2.0/24 )" >/dev/null 2>&1
+	sups_blip_all
 	await "$LABEL: all reattached after a blip" "$deadline" reattached "$counts"
 	cmp_settle "$n" "$deadline"
 	emit "$LABEL" moved_by_blip "$(cmp_moved "$before" "$(cmp_map)")"
@@ -213,20 +276,27 @@ job_wait() { # LABEL: its exit status; its log on failure
 	return "$rc"
 }
 rc=0 running=() skipped=0
-for n in $SUPS; do
+for count in $SUPS; do
 	for c in "${contenders[@]}"; do
 		l=$c
-		[ "$n" = "${SUPS%% *}" ] || l="$c@$n"
+		[ "$count" = "${SUPS%% *}" ] || l="$c@$count"
 		labels+=("$l")
 		(
 			CMP_TSV="$CMP_OUT/parts/$l.tsv" CMP_ROUNDS_TSV="$CMP_OUT/parts/$l.rounds.tsv"
+			CMP_STEER_TSV="$CMP_OUT/parts/$l.steering.tsv"
 			RS_NS_PREFIX="rscmp-$$-${#labels[@]}"
-			: >"$CMP_TSV"; : >"$CMP_ROUNDS_TSV"
-			run_contender "$c" "$n"
+			: >"$CMP_TSV"; : >"$CMP_ROUNDS_TSV"; : >"$CMP_STEER_TSV"
+			# The pod topology for its contender only (top level of this
+			# subshell: pods.sh's declare -A must not be a function's locals).
+			if [ "$(cmp_topology "$c")" = pods ]; then
+				# shellcheck source=../../tests/cluster/pods.sh
+				. "$HERE/../../tests/cluster/pods.sh"
+			fi
+			run_contender "$c" "$count"
 		) >"$CMP_OUT/parts/$l.log" 2>&1 &
 		job_pid[$l]=$!
 		running+=("$l")
-		echo "evenness.sh: $l started ($n supervisors)"
+		echo "evenness.sh: $l started ($count supervisors)"
 		if [ ${#running[@]} -ge "$CMP_JOBS" ]; then
 			job_wait "${running[0]}" || rc=1
 			running=("${running[@]:1}")
@@ -237,7 +307,8 @@ for l in "${running[@]}"; do job_wait "$l" || rc=1; done
 for l in "${labels[@]}"; do
 	cat "$CMP_OUT/parts/$l.tsv" >>"$CMP_OUT/evenness.tsv" 2>/dev/null
 	cat "$CMP_OUT/parts/$l.rounds.tsv" >>"$CMP_OUT/rounds.tsv" 2>/dev/null
-	grep -E ' (storm|after_[a-z]+): loads ' "$CMP_OUT/parts/$l.log" | sed "s/^/  /"
+	cat "$CMP_OUT/parts/$l.steering.tsv" >>"$CMP_OUT/steering.tsv" 2>/dev/null
+	grep -E ' (storm|after_[a-z]+): loads | storm steering: ' "$CMP_OUT/parts/$l.log" | sed "s/^/  /"
 done
 # Skipped (77: not root, no network namespaces) when any contender was.
 [ "$skipped" = 0 ] || { echo "evenness.sh: skipped (no network namespace)" >&2; exit 77; }

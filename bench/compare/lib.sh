@@ -4,8 +4,28 @@
 # Source after tests/cluster/lib.sh.  One contender at a time runs on a
 # fresh test cluster (cluster_up ... cluster_down), always the same way:
 # CMP_GWS gateways, supervisors sup-1..sup-N each binding its own source
-# 127.0.2.M (sup_addr), the same seeds.
+# (sup_addr: 127.0.2.M, from 251 on 127.0.3.(M-250)), the same seeds.
 #
+# Two topologies (cmp_topology CONTENDER says which):
+#   flat  every contender but ringsteer-kernel: one namespace, gateways on
+#         127.0.1.N, the Service 127.0.0.100:7000 (nftables DNAT), proxies
+#         in the same namespace.
+#   pods  ringsteer-kernel: tests/cluster/pods.sh, the Kubernetes-shaped
+#         cluster, CMP_NODES (2) node namespaces, every gateway and
+#         supervisor its own pod (netns, /32, cgroup), kube-proxy's Service
+#         198.19.0.100:7000 on each node, a ringsteer-agent per node.  That
+#         is how users run the kernel path: the agent steers at connect time
+#         (cgroup connect4 rewrites a supervisor's connect to the Service into
+#         its chosen gateway pod's endpoint, before kube-proxy's DNAT);
+#         gateways are pods without --agent (sk_lookup is for hostNetwork
+#         gateways, which Kubernetes users do not run), supervisors get
+#         --agent (their node's member socket).  Supervisors alternate nodes
+#         (pods.sh's node_of_sup), gateways too.  The caller sources pods.sh
+#         at the top level of the contender's own subshell (its declare -A
+#         must not be local to a function), after tests/cluster/lib.sh, so
+#         that every other contender stays on the flat cluster.
+#
+#   cmp_topology CONTENDER  flat | pods
 #   cmp_up CONTENDER        cluster, gateways 1..CMP_GWS, and whatever the
 #                           contender puts in front of them (proxies, the agent);
 #                           sets RS_SUP_SERVICE to where supervisors dial
@@ -31,6 +51,7 @@ CMP_GWS=${CMP_GWS:-4}
 CMP_GWS_MAX=${CMP_GWS_MAX:-5}     # gw-5 is the one that joins
 CMP_SETTLE_MS=${CMP_SETTLE_MS:-800}
 CMP_PROXY_SVC=127.0.0.110
+CMP_NODES=${CMP_NODES:-2}         # nodes of the pod topology (ringsteer-kernel)
 CMP_CONTENDERS="service haproxy-leastconn-1 haproxy-leastconn-2 haproxy-bounded-1 haproxy-bounded-2 nginx-hash ringsteer-redirect ringsteer-kernel"
 
 # evenness.sh points CMP_TSV (and CMP_ROUNDS_TSV) at one contender's own files.
@@ -132,6 +153,8 @@ table ip rs_psvc {
 	printf '%s' "$rules" | ip netns exec "$RS_NS" nft -f - || fail "nft: the proxies' Service"
 }
 
+cmp_topology() { if [ "$1" = ringsteer-kernel ]; then echo pods; else echo flat; fi; }
+
 cmp_up() {
 	local c=$1 kind="" replicas=0 n
 	CMP_C=$c
@@ -148,16 +171,15 @@ cmp_up() {
 	haproxy-bounded-*) kind=haproxy CMP_BALANCE=$'\tbalance source\n\thash-type consistent\n\thash-balance-factor 125' ;;
 	nginx-hash) kind=nginx ;;
 	ringsteer-redirect) RS_GW_ARGS="" CMP_INPROTO=1 RS_REDIRECT_ALLOW="127.0.0.0/8" ;;
-	ringsteer-kernel) RS_GW_ARGS="" RS_AGENT=1 CMP_INPROTO=1 RS_REDIRECT_ALLOW="127.0.0.0/8" ;;
+	# On pods (cmp_topology): redirects name gateway pods, 198.18.0.0/15.
+	ringsteer-kernel) RS_GW_ARGS="" RS_AGENT=1 CMP_INPROTO=1 RS_REDIRECT_ALLOW="198.18.0.0/15" ;;
 	*) echo "unknown contender $c" >&2; exit 2 ;;
 	esac
 	case $c in *-1 | nginx-hash) replicas=1 ;; *-2) replicas=2 ;; esac
-	if [ "$RS_AGENT" = 1 ]; then
-		cluster_up --gateways 0
-		agent_start
-		RS_GW_ARGS="--agent $RS_DIR/agent.sock"
-	else
-		cluster_up --gateways 0
+	cluster_up --gateways 0
+	if [ "$(cmp_topology "$c")" = pods ]; then
+		declare -F pods_up >/dev/null || fail "cmp_up $c: source tests/cluster/pods.sh first"
+		pods_up "$CMP_NODES" # with RS_AGENT=1: an agent on every node
 	fi
 	for ((n = 1; n <= CMP_GWS; n++)); do gw_start "$n"; done
 	if [ -n "$kind" ]; then

@@ -11,11 +11,13 @@
 #   gw_stop N / gw_kill N / gw_restart N   SIGTERM / SIGKILL / stop then start
 #   svc_update [N...]             rewrite the Service's DNAT over gateways N... (default:
 #                                 every running gateway)
-#   sup_start M [SANDBOXES [ARGS...]]  supervisor sup-M binding 127.0.2.M, token minted
-#                                 with ringsteerctl token (ttl RS_SUP_TOKEN_TTL s)
+#   sup_start M [SANDBOXES [ARGS...]]  supervisor sup-M binding sup_addr M (127.0.2.M for
+#                                 M <= 250, then 127.0.3.(M - 250): 500 at most), token
+#                                 minted with ringsteerctl token (ttl RS_SUP_TOKEN_TTL s)
 #   sup_stop M / sup_kill M / sup_restart M
 #   sup_set_sandboxes M K         new count in its --sandboxes-file, then SIGHUP
 #   sup_blip M                    kill its TCP connections (ss -K) inside the netns
+#   sups_blip_all                 kill every supervisor's TCP connections at once
 #   where M                       prints the gateway id (gw-N) sup-M is attached to
 #   count_on N                    supervisors attached to gw-N (from the store)
 #   metric N NAME [LABELMATCH]    value of a metric on gw-N's /metrics (summed over
@@ -44,6 +46,8 @@
 #   RS_GW_ARGS          extra flags for every gateway (word-split)
 #   RS_SUP_ARGS         extra flags for every supervisor (word-split)
 #   RS_SUP_TOKEN_TTL    lifetime in seconds of the tokens sup_start mints (3600)
+#   RS_GW_EXIT_S        gw_stop / gw_kill wait this long for the gateway to exit (10);
+#                       a drain of many supervisors takes up to --drain-budget (25 s)
 #   RS_SUP_SERVICE      where supervisors dial (default the Service, 127.0.0.100:7000)
 #   RS_ARTIFACTS        if set, cluster_down copies the logs and the store there
 #   RS_KEEP=1           cluster_down keeps the temp dir (and says where)
@@ -78,6 +82,7 @@ RS_TTL_MS=${RS_TTL_MS:-1000}
 RS_GW_ARGS=${RS_GW_ARGS:-}
 RS_SUP_ARGS=${RS_SUP_ARGS:-}
 RS_SUP_TOKEN_TTL=${RS_SUP_TOKEN_TTL:-3600}
+RS_GW_EXIT_S=${RS_GW_EXIT_S:-10}
 
 RS_SVC_ADDR=127.0.0.100
 RS_SVC_PORT=7000
@@ -103,13 +108,20 @@ rs_now_ms() { local t; t=$(date +%s%N); echo $((t / 1000000)); }
 rs_ns() { ip netns exec "$RS_NS" "$@"; }
 gw_id() { echo "gw-$1"; }
 gw_addr() { echo "127.0.1.$1"; }
-sup_addr() { echo "127.0.2.$1"; }
+# 127.0.2.1..250 for sup-1..250, then 127.0.3.1..250 (127.0.2.0/23 holds them all).
+sup_addr() { echo "127.0.$((2 + ($1 - 1) / 250)).$((($1 - 1) % 250 + 1))"; }
 # Topology hooks: tests/cluster/nodes.sh redefines these (with gw_addr,
 # sup_addr and svc_update) to spread the cluster over node namespaces.
 gw_ns() { echo "$RS_NS"; }     # the namespace gw-N runs in
 sup_ns() { echo "$RS_NS"; }    # the namespace sup-M runs in
 gw_node_args() { :; }          # extra flags for gw-N from its node
 sup_node_args() { :; }         # extra flags for sup-M from its node
+sup_prepare() { :; }           # sup_prepare M...: what sup-M needs before its first
+                               # start (pods.sh: its pod), made by sups_start first
+# sups_blip_all: every supervisor's established TCP connections destroyed at
+# once (ss -K, both ends): here every one of them has its source in
+# 127.0.2.0/23 and lives in the cluster's namespace (pods.sh: in each pod's).
+sups_blip_all() { rs_ns ss -K -t -n state established "( src 127.0.2.0/23 or dst 127.0.2.0/23 )" >/dev/null 2>&1; }
 # gw_exec N CMD... / sup_exec M CMD...: run CMD as gw-N's / sup-M's process.
 # gw_start and sup_start call them with &, and they exec, so that $! is the
 # daemon's own pid (tests/cluster/pods.sh adds a cgroup before the exec).
@@ -446,7 +458,7 @@ rs_gw_signal() {
 	RS_GW_PID[$n]=""
 	svc_update
 	kill -"$sig" "$pid" 2>/dev/null
-	await "gw-$n exits after SIG$sig" 10 rs_gone "$pid"
+	await "gw-$n exits after SIG$sig" "$RS_GW_EXIT_S" rs_gone "$pid"
 }
 # rs_gone PID: the process has exited (a zombie counts: it may be nobody's
 # to reap, the daemons being disowned).
@@ -517,9 +529,11 @@ sups_stop() {
 	done
 }
 
-# sups_start M...: mints every token first, then starts them all at once.
+# sups_start M...: mints every token and makes whatever they need first
+# (sup_prepare), then starts them all at once.
 sups_start() {
 	local m
+	sup_prepare "$@"
 	for m in "$@"; do
 		sup_token "$m" >"$RS_DIR/sup-$m.token.new" || fail "ringsteerctl token for sup-$m"
 		mv "$RS_DIR/sup-$m.token.new" "$RS_DIR/sup-$m.token"

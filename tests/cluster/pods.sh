@@ -20,7 +20,8 @@
 # Everything in lib.sh works unchanged (gw_stop/kill/restart, sup_*, sup_blip,
 # where, loads, metric, all_attached, await/hold, cluster_down): this file
 # redefines lib.sh's topology hooks (gw_ns, sup_ns, gw_addr, sup_addr,
-# sup_node_args, gw_exec, sup_exec, rs_all_ns, rs_down_hook), svc_update and
+# sup_node_args, gw_exec, sup_exec, sup_prepare, sups_blip_all, rs_all_ns,
+# rs_down_hook), svc_update and
 # rs_ns (node 1, hostNetwork: raw_send and gw_loop_ms reach every pod and the
 # Service from there), and wraps gw_start and sup_start (pod_up first).
 # gw_node_args stays lib.sh's (nothing): gateway pods get no --agent.
@@ -35,6 +36,8 @@
 #   pod_ns gw-N|sup-M              the pod's namespace
 #   pod_cgroup gw-N|sup-M          the pod's cgroup directory
 #   pod_up gw|sup I                make the pod gw-I / sup-I unless it exists
+#                                  (sup_prepare M...: pod_up sup M for each; sups_start
+#                                  makes every pod before it starts anyone)
 #   svc_dnat_count [K]             connections the Service's DNAT rewrote on node K
 #                                  (default: summed over every node): the packets
 #                                  of its counter; only a connection's first packet
@@ -54,15 +57,18 @@
 #                     one veth end per node (nK); no address, no process
 #   RS_NS-nK          node K: eth0 198.18.0.K/24 on the bridge; ip_forward;
 #                     routes: each of its pods' /32 to that pod's veth, the
-#                     other nodes' pod ranges 198.18.(10+J).0/24 and
-#                     198.18.(100+J).0/24 via 198.18.0.J, and 198.19.0.0/16 out
+#                     other nodes' pod ranges 198.18.(10+J).0/24,
+#                     198.18.(100+J).0/24 and 198.18.(110+J).0/24 via
+#                     198.18.0.J, and 198.19.0.0/16 out
 #                     of eth0 (hostNetwork processes need a route to the
 #                     ClusterIP; the output hook's DNAT then reroutes)
 #   RS_NS-gw-N        gw-N's pod on node K: eth0 198.18.(10+K).N/32 (N <= 254),
 #                     the node's end is gN; --listen :7000, --peer :7001,
 #                     --metrics :9100, all on the pod IP
-#   RS_NS-sup-M       sup-M's pod on node K: eth0 198.18.(100+K).M/32 (M <= 254),
-#                     the node's end is sM; dials the Service (--bind its IP)
+#   RS_NS-sup-M       sup-M's pod on node K: eth0 198.18.(100+K).M/32 for
+#                     M <= 254, 198.18.(110+K).(M-254)/32 for M in 255..508
+#                     (400 supervisors: `make compare`), the node's end is sM;
+#                     dials the Service (--bind its IP)
 #   A pod's routes: 198.18.0.K dev eth0 scope link, default via 198.18.0.K.
 #   sysctls, set in every node and pod namespace (never the machine's):
 #   rp_filter=1 (strict: the routes are symmetric, so it holds, and asymmetry
@@ -137,7 +143,11 @@ rs_ns() { nodes_exec 1 "$@"; }
 gw_ns() { pod_ns "gw-$1"; }
 sup_ns() { pod_ns "sup-$1"; }
 gw_addr() { echo "198.18.$((10 + $(node_of_gw "$1"))).$1"; }
-sup_addr() { echo "198.18.$((100 + $(node_of_sup "$1"))).$1"; }
+sup_addr() {
+	local k
+	k=$(node_of_sup "$1")
+	if [ "$1" -le 254 ]; then echo "198.18.$((100 + k)).$1"; else echo "198.18.$((110 + k)).$(($1 - 254))"; fi
+}
 sup_node_args() {
 	[ "${RS_AGENT:-0}" = 1 ] && [ "${RS_SUP_AGENT:-1}" != 0 ] || return 0
 	echo "--agent $RS_DIR/member-n$(node_of_sup "$1").sock"
@@ -152,6 +162,19 @@ pod_exec() {
 }
 gw_exec() { local n=$1; shift; pod_exec "gw-$n" "$@"; }
 sup_exec() { local m=$1; shift; pod_exec "sup-$m" "$@"; }
+sup_prepare() { local m; for m in "$@"; do pod_up sup "$m"; done; }
+# sups_blip_all: every supervisor's connection ends in a gateway pod (on
+# --listen through the Service's DNAT, on --peer where the agent rewrote
+# it): destroyed from the gateway's end, in each running gateway pod, those
+# whose peer is a supervisor pod (198.18.96.0/19 holds 198.18.101-119.x);
+# the RST reaches the supervisor at once.  Gateway-to-gateway links stay.
+sups_blip_all() {
+	local n
+	for n in "${!RS_GW_PID[@]}"; do
+		gw_alive "$n" || continue
+		nsenter --net="/run/netns/$(gw_ns "$n")" ss -K -t -n state established "( dst 198.18.96.0/19 )" >/dev/null 2>&1
+	done
+}
 rs_all_ns() {
 	local k p
 	if [ "$RS_NODES_SEQ" = "$RS_CLUSTER_SEQ" ]; then # nodes of this cluster
@@ -230,6 +253,7 @@ route add 198.19.0.0/16 dev eth0
 		for ((j = 1; j <= want; j++)); do
 			[ "$j" = "$k" ] || batch+="route add 198.18.$((10 + j)).0/24 via $(node_addr "$j")
 route add 198.18.$((100 + j)).0/24 via $(node_addr "$j")
+route add 198.18.$((110 + j)).0/24 via $(node_addr "$j")
 "
 		done
 		printf '%s' "$batch" | ip -n "$ns" -batch - || fail "addresses and routes on node $k"
@@ -248,7 +272,8 @@ pod_up() {
 	local pod=$1-$2 k ns node veth addr
 	case " ${RS_PODS[*]} " in *" $pod "*) return 0 ;; esac
 	[ "$RS_NODES_SEQ" = "$RS_CLUSTER_SEQ" ] || fail "pod_up $pod: pods_up first"
-	[[ $2 =~ ^[1-9][0-9]*$ ]] && [ "$2" -le 254 ] || fail "pod_up: $pod: 1 to 254"
+	[[ $2 =~ ^[1-9][0-9]*$ ]] && [ "$2" -le "$([ "$1" = gw ] && echo 254 || echo 508)" ] ||
+		fail "pod_up: $pod: gw 1 to 254, sup 1 to 508"
 	k=$(pod_node "$pod") ns=$(pod_ns "$pod") node=$(node_ns "$k") veth=${1:0:1}$2
 	[ "$k" -ge 1 ] && [ "$k" -le "$RS_NODES" ] || fail "pod_up $pod: no node $k"
 	if [ "$1" = gw ]; then addr=$(gw_addr "$2"); else addr=$(sup_addr "$2"); fi
