@@ -126,6 +126,7 @@ run_contender() {
 	RS_GW_EXIT_S=$deadline
 	cmp_up "$c"
 	t0=$(rs_now_ms)
+	emit "$LABEL" supervisors "$n"
 	local dnat0=0
 	# shellcheck disable=SC2119 # (svc_dnat_count: every node)
 	[ "$(cmp_topology "$c")" != pods ] || dnat0=$(svc_dnat_count)
@@ -315,7 +316,7 @@ done
 [ "$rc" -eq 0 ] || exit 1
 
 # Every contender produced every figure.
-want="storm_max_minus_min storm_max_over_mean rounds_mean_max_minus_min rounds_worst_max_minus_min
+want="supervisors storm_max_minus_min storm_max_over_mean rounds_mean_max_minus_min rounds_worst_max_minus_min
 rounds_mean_max_over_mean moved_by_refresh moved_by_blip affinity_share moved_by_join
 after_join_max_minus_min after_join_max_over_mean seconds"
 [ "$QUICK" = 1 ] || want+=" after_rolling_max_minus_min after_rolling_max_over_mean after_sigkill_max_minus_min after_sigkill_max_over_mean"

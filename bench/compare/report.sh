@@ -118,31 +118,43 @@ reading() {
 		}' "$1"
 }
 
-# ---- the chart -----------------------------------------------------------------
+# ---- groups ----------------------------------------------------------------------
+# evenness.sh runs a pass per supervisor count (SUPS): the first count's
+# contenders carry no suffix, the others "@N".  Each pass is reported on its
+# own (tables, chart, reading): figures of 40 and 400 supervisors side by side
+# would compare nothing.  PASSES: the suffixes in order ("-" for none).
+PASSES=$(cut -f1 "$tmp/evenness" | awk '{ i = index($0, "@"); g = i ? substr($0, i) : "-"; if (!s[g]++) print g }')
+group_members() { # SUFFIX: the group's contenders, in order
+	cut -f1 "$tmp/evenness" | awk -v g="$1" '{ i = index($0, "@"); s = i ? substr($0, i) : "-"; if (s == g && !seen[$0]++) print }' | tr '\n' ' '
+}
+group_file() { # SUFFIX FILE: FILE's lines of the group's contenders
+	awk -F'\t' -v g="$1" '{ i = index($1, "@"); s = i ? substr($1, i) : "-"; if (s == g) print }' "$2"
+}
+group_n() { # SUFFIX: its supervisors per contender
+	group_file "$1" "$tmp/evenness" | awk -F'\t' '$2 == "supervisors" { print $3; exit }'
+}
+chart_name() { [ "$1" = - ] && echo comparison-rounds || echo "comparison-rounds-${1#@}"; }
+
+# ---- the charts ----------------------------------------------------------------
 mkdir -p "$docs"
-chart_ok=0
-if command -v gnuplot >/dev/null; then
+command -v gnuplot >/dev/null || { echo "report: gnuplot missing (make compare-datapath-deps)" >&2; exit 1; }
+for g in $PASSES; do
 	plot=""
-	for c in $(cut -f1 "$tmp/rounds" | awk '!s[$0]++'); do
+	for c in $(group_members "$g"); do
 		awk -F'\t' -v c="$c" '$1 == c { print $2, $3 }' "$tmp/rounds" | sort -n >"$tmp/r.$c"
-		plot+="${plot:+, }'$tmp/r.$c' using 1:2 with linespoints title '$c'"
+		plot+="${plot:+, }'$tmp/r.$c' using 1:2 with linespoints title '${c%@*}'"
 	done
 	gp="set xlabel 'round (0: storm start)'; set ylabel 'max - min supervisors per gateway'; set key outside right;
-set title 'max - min per round'; set grid; set yrange [0:*]; set xtics 1;"
-	if gnuplot -e "set terminal svg size 900,480 dynamic; set output '$docs/comparison-rounds.svg'; $gp plot $plot" &&
-		gnuplot -e "set terminal pngcairo size 900,480; set output '$docs/comparison-rounds.png'; $gp plot $plot"; then
-		chart_ok=1
-	fi
-fi
-[ "$chart_ok" = 1 ] || { echo "report: gnuplot failed or missing (make compare-datapath-deps)" >&2; exit 1; }
+set title 'max - min per round, $(group_n "$g") supervisors'; set grid; set yrange [0:*]; set xtics 1;"
+	name=$(chart_name "$g")
+	gnuplot -e "set terminal svg size 900,480 dynamic; set output '$docs/$name.svg'; $gp plot $plot" &&
+		gnuplot -e "set terminal pngcairo size 900,480; set output '$docs/$name.png'; $gp plot $plot" ||
+		{ echo "report: gnuplot failed on $name" >&2; exit 1; }
+done
 
 # ---- the document ---------------------------------------------------------------
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 mem=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
-best_round=$(head -n1 "$tmp/rounds_mean")
-worst_round=$(tail -n1 "$tmp/rounds_mean")
-rs_round=$(grep -E '^ringsteer-' "$tmp/rounds_mean" | head -n1)
-beat_round=$(awk -F'\t' -v r="${rs_round#*$'\t'}" '$1 !~ /^ringsteer-/ && $2 + 0 < r + 0 { printf "%s%s (%s)", s, $1, $2; s = ", " }' "$tmp/rounds_mean")
 {
 	echo "# ringsteer against the Service, HAProxy and nginx"
 	echo
@@ -160,19 +172,36 @@ beat_round=$(awk -F'\t' -v r="${rs_round#*$'\t'}" '$1 !~ /^ringsteer-/ && $2 + 0
 	echo "## Evenness and stability"
 	echo
 	echo "Supervisors per gateway on each contender (\`bench/compare/evenness.sh\`; the measures are"
-	echo "explained in its header). Lower is better except affinity_share."
-	echo
-	table "$tmp/evenness"
-	echo
-	echo "Mean max−min over the rounds after the storm start (from rounds.tsv):"
-	echo
-	echo "| contender | mean max−min |"
-	echo "|---|---:|"
-	awk -F'\t' '{ printf "| %s | %s |\n", $1, $2 }' "$tmp/rounds_mean"
-	echo
-	echo "![max − min per round per contender](comparison-rounds.svg)"
-	echo
-	echo "(also [PNG](comparison-rounds.png))"
+	echo "explained in its header), 4 gateways, one pass per supervisor count. Lower is better"
+	echo "except affinity_share. All but ringsteer-kernel run on one flat namespace, the proxies"
+	echo "and the Service in front of the gateways; ringsteer-kernel runs where Kubernetes runs it:"
+	echo "on the pod topology (2 nodes, a netns and cgroup per gateway and per supervisor, an agent"
+	echo "per node steering at connect time, kube-proxy-shaped DNAT behind it)."
+	for g in $PASSES; do
+		members=$(group_members "$g")
+		echo
+		echo "### $(group_n "$g") supervisors"
+		echo
+		table "$tmp/evenness" "$members"
+		echo
+		echo "Mean max−min over the rounds after the storm start (from rounds.tsv):"
+		echo
+		echo "| contender | mean max−min |"
+		echo "|---|---:|"
+		group_file "$g" "$tmp/rounds_mean" | awk -F'\t' '{ printf "| %s | %s |\n", $1, $2 }'
+		echo
+		echo "![max − min per round per contender, $(group_n "$g") supervisors]($(chart_name "$g").svg)"
+		echo
+		echo "(also [PNG]($(chart_name "$g").png))"
+	done
+	if [ -s "$out/steering.tsv" ]; then
+		echo
+		echo "How the ringsteer contenders placed the storm start (\`OUT/steering.tsv\`): placement"
+		echo "redirects the gateways sent per arriving supervisor and, for ringsteer-kernel, the"
+		echo "connects kube-proxy's DNAT took per arriving supervisor (those the agents did not steer)."
+		echo
+		table "$out/steering.tsv"
+	fi
 	echo
 	echo "## Data path and cost"
 	echo
@@ -205,20 +234,26 @@ beat_round=$(awk -F'\t' -v r="${rs_round#*$'\t'}" '$1 !~ /^ringsteer-/ && $2 + 0
 	echo
 	echo "Generated from the figures above."
 	echo
-	echo "- Smallest mean max−min over the rounds: ${best_round%%$'\t'*} (${best_round#*$'\t'}); largest:"
-	echo "  ${worst_round%%$'\t'*} (${worst_round#*$'\t'})."
-	if [ -n "$rs_round" ]; then
-		if [ -n "$beat_round" ]; then
-			echo "- Contenders with a smaller mean max−min than ringsteer's best (${rs_round%%$'\t'*}, ${rs_round#*$'\t'}): **$beat_round**."
-		else
-			echo "- No other contender has a smaller mean max−min than ringsteer's best (${rs_round%%$'\t'*}, ${rs_round#*$'\t'})."
+	for g in $PASSES; do
+		group_file "$g" "$tmp/rounds_mean" >"$tmp/rm"
+		group_file "$g" "$tmp/evenness" | awk -F'\t' '$2 != "supervisors"' >"$tmp/ev"
+		best=$(head -n1 "$tmp/rm") worst=$(tail -n1 "$tmp/rm")
+		rs=$(grep -E '^ringsteer-' "$tmp/rm" | head -n1)
+		beat=$(awk -F'\t' -v r="${rs#*$'\t'}" '$1 !~ /^ringsteer-/ && $2 + 0 < r + 0 { printf "%s%s (%s)", s, $1, $2; s = ", " }' "$tmp/rm")
+		echo "$(group_n "$g") supervisors:"
+		echo
+		echo "- Smallest mean max−min over the rounds: ${best%%$'\t'*} (${best#*$'\t'}); largest:"
+		echo "  ${worst%%$'\t'*} (${worst#*$'\t'})."
+		if [ -n "$rs" ]; then
+			if [ -n "$beat" ]; then
+				echo "- Contenders with a smaller mean max−min than ringsteer's best (${rs%%$'\t'*}, ${rs#*$'\t'}): **$beat**."
+			else
+				echo "- No other contender has a smaller mean max−min than ringsteer's best (${rs%%$'\t'*}, ${rs#*$'\t'})."
+			fi
 		fi
-	fi
-	echo
-	echo "Evenness and stability, measure by measure:"
-	echo
-	reading "$tmp/evenness" "$(cut -f2 "$tmp/evenness" | awk '!s[$0]++' | awk '{ print $0 ":" ($0 ~ /affinity/ ? "higher" : "lower") }' | tr '\n' ' ')"
-	echo
+		reading "$tmp/ev" "$(cut -f2 "$tmp/ev" | awk '!s[$0]++' | awk '{ print $0 ":" ($0 ~ /affinity/ ? "higher" : "lower") }' | tr '\n' ' ')"
+		echo
+	done
 	echo "Data path, measure by measure (throughput and round trip as ratios over the direct path"
 	echo "of each one's own topology; the two direct paths, the baselines, are left out):"
 	echo
@@ -237,4 +272,4 @@ beat_round=$(awk -F'\t' -v r="${rs_round#*$'\t'}" '$1 !~ /^ringsteer-/ && $2 + 0
 		}' "$tmp/datapath"
 } >"$tmp/COMPARISON.md"
 mv "$tmp/COMPARISON.md" "$docs/COMPARISON.md"
-echo "report: wrote $docs/COMPARISON.md, $docs/comparison-rounds.svg, $docs/comparison-rounds.png"
+echo "report: wrote $docs/COMPARISON.md and its charts:$(for g in $PASSES; do printf " %s.{svg,png}" "$(chart_name "$g")"; done)"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tests/compare/report_test.sh - bench/compare/report.sh on the fixture
-# (tests/compare/fixture: made-up figures for every contender): it writes the
-# report and both charts; with any one figure taken out of any of the three
-# TSVs (the first, a middle and the last line of each) it fails and names it.
+# (tests/compare/fixture: made-up figures for every contender, two passes of
+# 40 and 400 supervisors): it writes the report and a chart per pass; with
+# any one figure taken out of any of the three TSVs (the first, a middle and
+# the last line of each) it fails and names it.
 # This is the check `make compare-quick` relies on.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,7 +16,7 @@ bad() { echo "report_test: FAIL: $*" >&2; fails=$((fails + 1)); }
 mkdir -p "$tmp/in" "$tmp/docs"
 cp "$here"/fixture/*.tsv "$tmp/in/"
 if CMP_DOCS="$tmp/docs" "$report" "$tmp/in" >"$tmp/out" 2>&1; then
-	for f in COMPARISON.md comparison-rounds.svg comparison-rounds.png; do
+	for f in COMPARISON.md comparison-rounds.svg comparison-rounds.png comparison-rounds-400.svg comparison-rounds-400.png; do
 		[ -s "$tmp/docs/$f" ] || bad "the fixture's report has no $f"
 	done
 	# every figure of the fixture is in the document
