@@ -2,7 +2,9 @@
  * with 40,000 session rows already there (issue 15: store work must not
  * grow with the sessions): 1, 4 and 16 concurrent arrivals (threads, each
  * with its own handle, as gateways are processes), and one handle
- * admitting batches of 1, 4 and 16 (rs_store_admit_batch).  SQLite: a file
+ * admitting batches of 1, 4 and 16 (rs_store_admit_batch), and one handle
+ * steering a node agent's registrations in batches of 1, 4 and 16
+ * (rs_store_steer_batch: the agent's storm of registrations).  SQLite: a file
  * in a temporary directory; PostgreSQL too when RS_BENCH_PG_URL is a base
  * URL (tests/pg/pg_server.sh start prints one), in a database of its own.
  * Each cell runs RS_BENCH_SECONDS (default 2) on a fresh store.  Goal: the
@@ -36,6 +38,7 @@ static const unsigned preloads[] = { 0, 40000 };
 struct worker {
 	const char *url;
 	unsigned id, batch; /* batch 0: single admissions */
+	bool steer;         /* rs_store_steer_batch of `batch` members instead */
 	double seconds;
 	pthread_barrier_t *barrier;
 	uint64_t done;
@@ -81,7 +84,16 @@ static void *work(void *arg)
 			a[i] = (struct rs_admit){ .gateway_id = gw, .member_id = members[i], .instance_id = "bench",
 						  .epoch = 1, .sandboxes = 1, .source = "", .now_ms = now };
 		}
-		w->err = w->batch ? rs_store_admit_batch(st, a, n, errs) : rs_store_admit(st, &a[0]);
+		if (w->steer) {
+			const char *ids[MAX_THREADS];
+			struct rs_store_steer outs[MAX_THREADS];
+
+			for (unsigned i = 0; i < n; i++)
+				ids[i] = members[i];
+			w->err = rs_store_steer_batch(st, ids, n, now, outs, errs);
+		} else {
+			w->err = w->batch ? rs_store_admit_batch(st, a, n, errs) : rs_store_admit(st, &a[0]);
+		}
 		if (!w->err)
 			w->done += n;
 	}
@@ -124,7 +136,7 @@ static int fill(const char *url, unsigned rows)
 }
 
 /* One cell: threads handles single-admitting, or one handle batching. */
-static double run_cell(const char *url, unsigned threads, unsigned batch, double seconds)
+static double run_cell(const char *url, unsigned threads, unsigned batch, bool steer, double seconds)
 {
 	struct worker workers[MAX_THREADS];
 	pthread_t tids[MAX_THREADS];
@@ -135,7 +147,7 @@ static double run_cell(const char *url, unsigned threads, unsigned batch, double
 
 	pthread_barrier_init(&barrier, NULL, threads + 1);
 	for (unsigned i = 0; i < threads; i++) {
-		workers[i] = (struct worker){ .url = url, .id = i, .batch = batch, .seconds = seconds,
+		workers[i] = (struct worker){ .url = url, .id = i, .batch = batch, .steer = steer, .seconds = seconds,
 					      .barrier = &barrier };
 		if (pthread_create(&tids[i], NULL, work, &workers[i]) != 0) {
 			fprintf(stderr, "bench_store_rows: cannot start a thread\n");
@@ -153,7 +165,7 @@ static double run_cell(const char *url, unsigned threads, unsigned batch, double
 	elapsed = now_s() - start;
 	pthread_barrier_destroy(&barrier);
 	if (err) {
-		fprintf(stderr, "bench_store_rows: admit: %s\n", strerror(-err));
+		fprintf(stderr, "bench_store_rows: %s: %s\n", steer ? "steer" : "admit", strerror(-err));
 		return err;
 	}
 	return (double)total / elapsed;
@@ -205,11 +217,11 @@ static int fresh(const char *pg_base, const char *dir, unsigned cell, char *url,
 
 static int run_backend(const char *name, const char *pg_base, const char *dir, double seconds)
 {
-	double rates[2][WIDTHS][PRELOADS];
+	double rates[3][WIDTHS][PRELOADS];
 	char url[700];
 	unsigned cell = 0;
 
-	for (int mode = 0; mode < 2; mode++)
+	for (int mode = 0; mode < 3; mode++)
 		for (size_t w = 0; w < WIDTHS; w++)
 			for (size_t p = 0; p < PRELOADS; p++) {
 				int err = fresh(pg_base, dir, cell++, url, sizeof(url));
@@ -220,20 +232,21 @@ static int run_backend(const char *name, const char *pg_base, const char *dir, d
 					fprintf(stderr, "bench_store_rows: %s: fill: %s\n", name, strerror(-err));
 					return err;
 				}
-				rates[mode][w][p] = mode == 0 ? run_cell(url, widths[w], 0, seconds)
-							      : run_cell(url, 1, widths[w], seconds);
+				rates[mode][w][p] = mode == 0 ? run_cell(url, widths[w], 0, false, seconds)
+							      : run_cell(url, 1, widths[w], mode == 2, seconds);
 				if (rates[mode][w][p] < 0)
 					return (int)rates[mode][w][p];
 			}
 	printf("%s: placements per second (%d gateways, %.1f s per cell, fresh store per cell)\n", name, GATEWAYS,
 	       seconds);
 	printf("%-28s %12s %12s %10s\n", "arrivals", "0 rows", "40000 rows", "40k/0");
-	for (int mode = 0; mode < 2; mode++)
+	for (int mode = 0; mode < 3; mode++)
 		for (size_t w = 0; w < WIDTHS; w++) {
+			static const char *const fmt[3] = { "%u concurrent (handles)", "batches of %u (1 handle)",
+							    "steers, batches of %u" };
 			char label[40];
 
-			snprintf(label, sizeof(label), mode == 0 ? "%u concurrent (handles)" : "batches of %u (1 handle)",
-				 widths[w]);
+			snprintf(label, sizeof(label), fmt[mode], widths[w]);
 			printf("%-28s %12.0f %12.0f %10.2f\n", label, rates[mode][w][0], rates[mode][w][1],
 			       rates[mode][w][1] / rates[mode][w][0]);
 		}

@@ -265,18 +265,24 @@ CMP_JOBS=${CMP_JOBS:-$([ "$QUICK" = 1 ] && echo 4 || echo 1)}
 mkdir -p "$CMP_OUT/parts"
 rm -f "$CMP_OUT"/parts/*
 labels=()
-declare -A job_pid=()
-job_wait() { # LABEL: its exit status; its log on failure
-	wait "${job_pid[$1]}"
-	local rc=$?
+declare -A job_label=() # running jobs: pid -> label
+# job_reap: waits for whichever running contender ends first (a free slot
+# goes to the next one at once, not when the oldest ends); its status, its
+# log on failure.
+job_reap() {
+	local pid rc l
+	wait -n -p pid "${!job_label[@]}"
+	rc=$?
+	l=${job_label[$pid]}
+	unset "job_label[$pid]"
 	[ "$rc" -ne 77 ] || skipped=1
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
-		echo "evenness.sh: $1 failed ($rc); its log:" >&2
-		cat "$CMP_OUT/parts/$1.log" >&2
+		echo "evenness.sh: $l failed ($rc); its log:" >&2
+		cat "$CMP_OUT/parts/$l.log" >&2
 	fi
 	return "$rc"
 }
-rc=0 running=() skipped=0
+rc=0 skipped=0
 for count in $SUPS; do
 	for c in "${contenders[@]}"; do
 		l=$c
@@ -295,16 +301,12 @@ for count in $SUPS; do
 			fi
 			run_contender "$c" "$count"
 		) >"$CMP_OUT/parts/$l.log" 2>&1 &
-		job_pid[$l]=$!
-		running+=("$l")
+		job_label[$!]=$l
 		echo "evenness.sh: $l started ($count supervisors)"
-		if [ ${#running[@]} -ge "$CMP_JOBS" ]; then
-			job_wait "${running[0]}" || rc=1
-			running=("${running[@]:1}")
-		fi
+		[ ${#job_label[@]} -lt "$CMP_JOBS" ] || job_reap || rc=1
 	done
 done
-for l in "${running[@]}"; do job_wait "$l" || rc=1; done
+while [ ${#job_label[@]} -gt 0 ]; do job_reap || rc=1; done
 for l in "${labels[@]}"; do
 	cat "$CMP_OUT/parts/$l.tsv" >>"$CMP_OUT/evenness.tsv" 2>/dev/null
 	cat "$CMP_OUT/parts/$l.rounds.tsv" >>"$CMP_OUT/rounds.tsv" 2>/dev/null

@@ -285,6 +285,15 @@ struct rs_store_steer {
  * Returns 0, -EINVAL, -ENOENT (no live gateway), -EIO, -EBUSY. */
 int rs_store_steer(struct rs_store *st, const char *member_id, int64_t now_ms, struct rs_store_steer *out);
 
+/* rs_store_steer for member_ids[0..n) in one write transaction at one
+ * now_ms, in order: the result equals steering them one at a time in that
+ * order (a later member counts the earlier ones' reservations).  outs[i]
+ * receives member i's answer.  All or nothing: the return is the
+ * transaction's (0, -EINVAL, -ENOENT, -EIO, -EBUSY) and every errs[i] is
+ * that return; on an error nothing is written and outs are zeroed. */
+int rs_store_steer_batch(struct rs_store *st, const char *const *member_ids, size_t n, int64_t now_ms,
+			 struct rs_store_steer *outs, int *errs);
+
 /* Refreshes gateway_id's heartbeat: one write, whatever the number of its
  * sessions (they live with it).  Returns 0, -ENOENT (gateway row gone:
  * register again; its sessions went with it), -EINVAL, -EIO, -EBUSY. */

@@ -553,6 +553,7 @@ static void test_batch_matches_sequential(void **state)
 	struct test_rng r;
 	unsigned seeds = f->env->pg ? 40 : 200;
 	size_t decided = 0, accepted = 0, stale = 0, none = 0, batches_failed = 0;
+	size_t steered = 0, steer_reserved = 0, steer_home = 0;
 
 	test_rng_seed(&r, "store batch", 15);
 	for (unsigned seed = 0; seed < seeds; seed++) {
@@ -604,6 +605,34 @@ static void test_batch_matches_sequential(void **state)
 			}
 			compare_rows(st[0], st[1], now);
 			check_attached(st[0], now);
+
+			/* A node agent's registrations steered together, and one at a
+			 * time (repeats included: a later one sees the earlier one's
+			 * reservation). */
+			const char *ids[16];
+			struct rs_store_steer outs[16], want_out;
+			size_t k = 1 + (size_t)test_rng_below(&r, 16);
+
+			for (size_t i = 0; i < k; i++)
+				ids[i] = member_name((unsigned)test_rng_below(&r, ORACLE_MEMBERS));
+			err = rs_store_steer_batch(st[0], ids, k, now + 1, outs, errs);
+			for (size_t i = 0; i < k; i++) {
+				int want = rs_store_steer(st[1], ids[i], now + 1, &want_out);
+
+				if (errs[i] != want)
+					fail_msg("seed %u round %d steer %zu (%s): batch %d, one by one %d", seed, round, i,
+						 ids[i], errs[i], want);
+				assert_int_equal(errs[i], err);
+				assert_string_equal(outs[i].gateway_id, want_out.gateway_id);
+				assert_string_equal(outs[i].peer, want_out.peer);
+				assert_int_equal(outs[i].home, want_out.home);
+				assert_int_equal(outs[i].reserved, want_out.reserved);
+				steered++;
+				steer_reserved += errs[i] == 0 && outs[i].reserved;
+				steer_home += errs[i] == 0 && !outs[i].reserved;
+			}
+			compare_rows(st[0], st[1], now + 1);
+			check_attached(st[0], now + 1);
 			now += (int64_t)test_rng_below(&r, 3000);
 		}
 		/* A transaction-level failure: every item says it, nothing written. */
@@ -625,8 +654,12 @@ static void test_batch_matches_sequential(void **state)
 	assert_int_equal(batches_failed, seeds);
 	printf("# batch vs one by one (%s): %u states, %zu items: %zu accepted, %zu superseded, %zu no gateway\n",
 	       f->env->pg ? "postgres" : "sqlite", seeds, decided, accepted, stale, none);
+	printf("# steer batch vs one by one (%s): %zu steers: %zu reserved, %zu sent where they count\n",
+	       f->env->pg ? "postgres" : "sqlite", steered, steer_reserved, steer_home);
 	assert_true(stale > 0);
 	assert_true(accepted > 0);
+	assert_true(steer_reserved > 0);
+	assert_true(steer_home > 0);
 }
 
 /* ---- attached counts after random operations ---- */

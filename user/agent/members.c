@@ -16,7 +16,8 @@
  *   blip goes home), else the rule's choice through rs_store_steer, which
  *   reserves it in the store so that concurrent registrations and the
  *   gateway's own decision count it.
- * - rs_store_steer runs on the store worker, never on the loop: a
+ * - rs_store_steer_batch runs on the store worker, never on the loop
+ *   (registrations queued together share one transaction): a
  *   registration is answered when it answers, or after AGENT_STEER_WAIT_MS
  *   without a target (at once when the store is already stuck), and steered
  *   when the answer comes.  A member gone meanwhile has cleared its job's
@@ -156,6 +157,8 @@ static void verdict_of(const struct agent_member *m, int err, const char *peer, 
 			 kind_name(m->key.kind), m->gateway, peer);
 }
 
+#define STEER_BATCH_MAX 64
+
 /* rs_store_steer for one member, on the store worker.  The loop keeps m
  * while the job runs; m's free clears m here, and the answer is dropped. */
 struct steer_job {
@@ -166,12 +169,34 @@ struct steer_job {
 	struct rs_store_steer out;
 };
 
+/* Registrations queued together are steered in one transaction at the
+ * latest of their times (each was judged at its own; a member is placed
+ * as of when the store decides): a storm of registrations is a few
+ * commits, not one per member, so its tail still gets its answer within
+ * AGENT_STEER_WAIT_MS. */
 static void steer_run(struct rs_store *st, void *const *args, int *errs, size_t n)
 {
+	const char *ids[STEER_BATCH_MAX] = { 0 };
+	struct rs_store_steer outs[STEER_BATCH_MAX];
+	int64_t now = 0;
+
+	if (n > STEER_BATCH_MAX) { /* the kind's batch_max: cannot be */
+		for (size_t i = 0; i < n; i++)
+			errs[i] = -EINVAL;
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct steer_job *j = args[i];
+
+		ids[i] = j->member_id;
+		if (j->now_ms > now)
+			now = j->now_ms;
+	}
+	rs_store_steer_batch(st, ids, n, now, outs, errs);
 	for (size_t i = 0; i < n; i++) {
 		struct steer_job *j = args[i];
 
-		errs[i] = rs_store_steer(st, j->member_id, j->now_ms, &j->out);
+		j->out = outs[i];
 	}
 }
 
@@ -206,7 +231,7 @@ static const struct rs_store_job_kind steer_kind = {
 	.name = "agent member steer",
 	.run = steer_run,
 	.done = steer_done,
-	.batch_max = 1,
+	.batch_max = STEER_BATCH_MAX,
 };
 
 /* Chooses m's target through the store, off the loop: the answer writes

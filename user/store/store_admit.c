@@ -133,7 +133,7 @@ static void restore(struct rs_store *st, const struct exclusion *x)
 
 /* Moves one counted row in the snapshot's loads: from ring gateway `from`
  * (-1: it counted nowhere) to `to`.  What the next item would read back. */
-static int move_load(struct rs_store *st, int from, int to)
+int rs_store_move_load(struct rs_store *st, int from, int to)
 {
 	int err = 0;
 
@@ -261,7 +261,7 @@ static int admit_one(struct rs_store *st, struct rs_admit *a, int at)
 		err = write_member_row(st, a, &m, &facts, target->id, RS_SESSION_PENDING,
 				       rs_store_time_add(a->now_ms, st->opt.reservation_ms));
 	if (!err)
-		err = move_load(st, arrival.stale, (int)d.gateway);
+		err = rs_store_move_load(st, arrival.stale, (int)d.gateway);
 	if (err)
 		return err;
 	a->accepted = target == here;

@@ -48,6 +48,12 @@ int rs_store_stale_record(struct rs_store *st, const struct rs_member_row *m, in
  * restart, and a redirect's or a steer's for the member that was sent. */
 bool rs_store_goes_home(const struct rs_store *st, const struct rs_member_row *m, int stale, uint32_t cap);
 
+/* Keeps the snapshot current after a write moved one counted row from
+ * live gateway `from` to `to` (either -1: none): st->loads and the
+ * placer's loads, as re-reading them would give within one transaction.
+ * Returns 0 or -EIO (a load that cannot hold the move). */
+int rs_store_move_load(struct rs_store *st, int from, int to);
+
 /* Writes (inserts or replaces) member row r's identity and facts with
  * heartbeat now_ms: r->member_id, instance_id, epoch, gateway_id,
  * sandboxes, source, expires_ms and state; before is the member's row as

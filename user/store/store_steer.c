@@ -1,6 +1,8 @@
-/* store_steer.c - rs_store_steer: the gateway a node agent sends a
- * registered supervisor's next Service connect to, decided and reserved in
- * one write transaction.
+/* store_steer.c - rs_store_steer_batch (and rs_store_steer, a batch of
+ * one): the gateway a node agent sends a registered supervisor's next
+ * Service connect to, decided and reserved in one write transaction for
+ * every member of the batch: a storm of registrations costs one commit per
+ * batch, not one per member.
  *
  * Guarantees: the choice is the one rs_store_admit() would make for the
  * same member arriving through the Service (no stay, not redirected) over
@@ -12,7 +14,9 @@
  * member whose row already counts at a live serving gateway (attached
  * there, or reserved there by an earlier registration or redirect) is sent
  * there and nothing is written: a restart or a blip goes home, and a
- * repeated registration moves nobody.  A member attached to a draining
+ * repeated registration moves nobody.  A batch decides what its members
+ * steered one at a time in order would (the snapshot is read once and its
+ * loads follow each write, as rs_store_admit_batch keeps them).  A member attached to a draining
  * gateway gets the rule's answer and no reservation: its row stays the
  * attachment the drain hands off. */
 #include <errno.h>
@@ -24,37 +28,34 @@
 #include "store_snapshot.h"
 
 struct steer {
-	const char *member_id;
+	const char *const *member_ids;
+	size_t n;
 	int64_t now_ms, live_since;
-	struct rs_store_steer *out;
+	struct rs_store_steer *outs;
+	int *errs;
 };
 
-static int steer(struct rs_store *st, void *arg)
+/* Decides one member over the loaded snapshot and writes its reservation;
+ * the snapshot's loads follow the write, so the next member of the batch
+ * sees it as a separate transaction would. */
+static int steer_one(struct rs_store *st, const char *member_id, int64_t now_ms, struct rs_store_steer *out)
 {
-	struct steer *s = arg;
-	struct rs_arrival arrival = { .member_id = s->member_id, .at = -1, .stale = -1 };
+	struct rs_arrival arrival = { .member_id = member_id, .at = -1, .stale = -1 };
 	struct rs_member_row m;
 	struct rs_decision d;
 	struct rs_session_row r = { 0 };
 	const struct rs_gateway_row *target;
 	int err;
 
-	err = rs_store_member_row(st, s->member_id, &m);
+	err = rs_store_member_row(st, member_id, &m);
 	if (!err)
-		err = rs_store_read_live(st, s->live_since);
-	if (err)
-		return err;
-	if (st->live.n == 0)
-		return -ENOENT;
-	err = rs_store_load_placer(st, s->now_ms);
-	if (!err)
-		err = rs_store_stale_record(st, &m, s->now_ms, &arrival.stale);
+		err = rs_store_stale_record(st, &m, now_ms, &arrival.stale);
 	if (err)
 		return err;
 	if (arrival.stale >= 0 && st->live.rows[arrival.stale].state == RS_GATEWAY_SERVING) {
 		target = &st->live.rows[arrival.stale];
-		s->out->home = m.row.state == RS_SESSION_ACTIVE;
-		s->out->reserved = false;
+		out->home = m.row.state == RS_SESSION_ACTIVE;
+		out->reserved = false;
 		goto done;
 	}
 	err = rs_placer_decide(st->placer, &arrival, &d);
@@ -66,41 +67,73 @@ static int steer(struct rs_store *st, void *arg)
 	if (arrival.stale >= 0 && m.row.state == RS_SESSION_ACTIVE) {
 		/* Attached to a draining gateway: its drain hands it off (make-
 		 * before-break); a reservation here would supersede that link. */
-		s->out->home = false;
-		s->out->reserved = false;
+		out->home = false;
+		out->reserved = false;
 		goto done;
 	}
 	if (m.found)
 		r = m.row; /* keep its epoch and facts: its next HELLO is no older */
-	snprintf(r.member_id, sizeof(r.member_id), "%s", s->member_id);
+	snprintf(r.member_id, sizeof(r.member_id), "%s", member_id);
 	snprintf(r.gateway_id, sizeof(r.gateway_id), "%s", target->id);
 	r.state = RS_SESSION_PENDING;
-	r.expires_ms = rs_store_time_add(s->now_ms, st->opt.reservation_ms);
-	err = rs_store_member_write(st, &m, &r, s->now_ms);
+	r.expires_ms = rs_store_time_add(now_ms, st->opt.reservation_ms);
+	err = rs_store_member_write(st, &m, &r, now_ms);
+	if (!err)
+		err = rs_store_move_load(st, arrival.stale, (int)d.gateway);
 	if (err)
 		return err;
-	s->out->home = false;
-	s->out->reserved = true;
+	out->home = false;
+	out->reserved = true;
 done:
-	memcpy(s->out->gateway_id, target->id, sizeof(s->out->gateway_id));
-	memcpy(s->out->peer, target->peer, sizeof(s->out->peer));
+	memcpy(out->gateway_id, target->id, sizeof(out->gateway_id));
+	memcpy(out->peer, target->peer, sizeof(out->peer));
 	return 0;
+}
+
+static int steer_batch(struct rs_store *st, void *arg)
+{
+	struct steer *s = arg;
+	int err;
+
+	err = rs_store_read_live(st, s->live_since);
+	if (err)
+		return err;
+	if (st->live.n == 0)
+		return -ENOENT;
+	err = rs_store_load_placer(st, s->now_ms);
+	for (size_t i = 0; !err && i < s->n; i++)
+		err = steer_one(st, s->member_ids[i], s->now_ms, &s->outs[i]);
+	return err;
+}
+
+int rs_store_steer_batch(struct rs_store *st, const char *const *member_ids, size_t n, int64_t now_ms,
+			 struct rs_store_steer *outs, int *errs)
+{
+	struct steer s = { .member_ids = member_ids, .n = n, .now_ms = now_ms, .outs = outs, .errs = errs };
+	int err = 0;
+
+	if (!member_ids || !outs || !errs || n == 0)
+		return -EINVAL;
+	memset(outs, 0, n * sizeof(*outs));
+	if (!st)
+		err = -EINVAL;
+	for (size_t i = 0; !err && i < n; i++)
+		if (!rs_store_id_ok(member_ids[i]))
+			err = -EINVAL;
+	if (!err) {
+		s.live_since = rs_store_time_sub(now_ms, st->opt.ttl_ms);
+		err = rs_store_txn(st, RS_TXN_WRITE, steer_batch, &s);
+	}
+	if (err)
+		memset(outs, 0, n * sizeof(*outs));
+	for (size_t i = 0; i < n; i++)
+		errs[i] = err;
+	return err;
 }
 
 int rs_store_steer(struct rs_store *st, const char *member_id, int64_t now_ms, struct rs_store_steer *out)
 {
-	struct steer s = { .member_id = member_id, .now_ms = now_ms };
-	struct rs_store_steer local;
-	int err;
+	int item;
 
-	if (!st || !out || !rs_store_id_ok(member_id))
-		return -EINVAL;
-	memset(out, 0, sizeof(*out));
-	s.out = &local;
-	s.live_since = rs_store_time_sub(now_ms, st->opt.ttl_ms);
-	err = rs_store_txn(st, RS_TXN_WRITE, steer, &s);
-	if (err)
-		return err;
-	*out = local;
-	return 0;
+	return rs_store_steer_batch(st, &member_id, 1, now_ms, out, &item);
 }
