@@ -478,7 +478,7 @@ image-test: image deps all
 # short form (QUICK=1) that `make test` can run: it checks only that every
 # contender produced every figure.  COMPARE_OUT: where the TSVs go.
 # SUPS="40 400": a pass per supervisor count (default 40; see
-# bench/compare/evenness.sh); 400 adds about 40 minutes to the full form.
+# bench/compare/evenness.sh); 400 adds about 45 minutes to the full form.
 COMPARE_PACKAGES := haproxy nginx libnginx-mod-stream
 COMPARE_OUT ?= $(BUILD)/compare
 .PHONY: compare compare-quick compare-deps

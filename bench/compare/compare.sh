@@ -15,7 +15,7 @@
 # ringsteer-kernel (datapath.sh adds direct).  RS_BUILD is exported.
 # QUICK=1 (make compare-quick) is passed through: the short form.  So is
 # SUPS (make compare SUPS="40 400"): evenness.sh's supervisor counts, one
-# pass each (default 40; a pass of 400 adds about 40 minutes to the full
+# pass each (default 40; a pass of 400 adds about 45 minutes to the full
 # form: 8 contenders one after another, 4 to 6 minutes each at 20 rounds).
 # Needs root and `ip netns` (77, skipped, otherwise: tests/skip_status.sh).
 #
