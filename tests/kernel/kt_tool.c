@@ -278,6 +278,14 @@ static int member_dial(const char *dst, bool mapped, bool nonblock)
 	return 0;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static int member(int argc, char **argv)
 {
 	struct rs_agent_reg_reply reply;
@@ -289,7 +297,9 @@ static int member(int argc, char **argv)
 		nonblock |= strcmp(argv[i], "nonblock") == 0;
 	}
 	if (strcmp(argv[0], "-") != 0) {
+		double t0 = now_s();
 		int err = rs_agent_member_register(argv[0], argv[1], 2000, &link, &reply);
+		double answer_ms = (now_s() - t0) * 1000.0;
 
 		if (err == -EACCES)
 			printf("refused %s %s\n", rs_agent_reg_reason_name(reply.reason), reply.text);
@@ -297,6 +307,7 @@ static int member(int argc, char **argv)
 			printf("failed %s\n", strerror(-err));
 		else
 			printf("registered %s\n", reply.text);
+		printf("answer_ms=%.0f\n", answer_ms);
 		fflush(stdout);
 	}
 	if (argc >= 3)
@@ -310,14 +321,6 @@ static int member(int argc, char **argv)
 	if (link >= 0)
 		close(link);
 	return rc;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Connections to dst for secs, each connect + close with RST; returns the

@@ -77,15 +77,18 @@ kt_log "PostgreSQL frozen: $PG_PIDS"
 await "a store call stuck" 5 metric_above ringsteer_agent_store_busy_seconds 0
 skipped=$(metric ringsteer_agent_sync_skipped_total)
 
-# A registration is still answered, within 500 ms.
+# A registration is still answered, within 500 ms: kt_tool's own measure
+# from its connect to the reply (what a supervisor waits), not the time to
+# spawn it, which a loaded VM stretches (a 652 ms spawn-inclusive figure
+# failed on 6.1 with the agent's answer logged in time).
 t0=$(date +%s%N)
 register m2 sup-2
-until answered m2; do
-	[ $(($(date +%s%N) - t0)) -lt 2000000000 ] || fail "sup-2 not answered within 2 s while the store is frozen"
+until grep -q '^answer_ms=' "$KT_DIR/m2.out" 2>/dev/null; do
+	[ $(($(date +%s%N) - t0)) -lt 5000000000 ] || fail "sup-2 not answered within 5 s while the store is frozen"
 	sleep 0.01
 done
-ms=$((($(date +%s%N) - t0) / 1000000))
-kt_log "sup-2 answered in $ms ms while the store is frozen: $(cat "$KT_DIR/m2.out")"
+ms=$(sed -n 's/^answer_ms=//p' "$KT_DIR/m2.out")
+kt_log "sup-2 answered in $ms ms while the store is frozen ($((($(date +%s%N) - t0) / 1000000)) ms with its start): $(head -n 1 "$KT_DIR/m2.out")"
 [ "$ms" -le 500 ] || fail "sup-2 answered in $ms ms (> 500) while the store is frozen"
 grep -q "^registered .*store has not answered" "$KT_DIR/m2.out" || fail "sup-2: $(cat "$KT_DIR/m2.out")"
 
