@@ -11,6 +11,7 @@
 #include <cmocka.h>
 #include <libpq-fe.h>
 
+#include "ringsteer/ring.h"
 #include "store_fixture.h"
 
 static void pg_quiet(void *arg, const char *message)
@@ -127,4 +128,22 @@ struct rs_store *store_fixture_open(const struct store_fixture *f, const struct 
 		assert_int_equal(rs_store_gateway_register(st, ids[i], peer, RS_GATEWAY_SERVING, now), 0);
 	}
 	return st;
+}
+
+void store_fixture_member_owned_by(const char *const *ids, size_t n, const char *owner, const char *prefix,
+				   char *out, size_t cap)
+{
+	struct rs_ring *ring;
+
+	assert_int_equal(rs_ring_new(ids, n, &ring), 0);
+	for (int i = 0;; i++) {
+		int g;
+
+		snprintf(out, cap, "%s-%d", prefix, i);
+		g = rs_ring_owner(ring, out);
+		assert_true(g >= 0);
+		if (strcmp(rs_ring_gateway_id(ring, (size_t)g), owner) == 0)
+			break;
+	}
+	rs_ring_free(ring);
 }

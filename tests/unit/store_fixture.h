@@ -5,6 +5,7 @@
 #define RS_STORE_FIXTURE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ringsteer/store.h"
@@ -44,5 +45,10 @@ bool store_fixture_row(struct rs_store *st, const char *member, int64_t now, str
 
 /* Reads gateway id's row at now (the test fails when it has none). */
 struct rs_gateway_row store_fixture_gateway(struct rs_store *st, const char *id, int64_t now);
+
+/* Writes into out (cap bytes) the first member id "prefix-N" whose ring
+ * owner among ids[0..n) is owner. */
+void store_fixture_member_owned_by(const char *const *ids, size_t n, const char *owner, const char *prefix,
+				   char *out, size_t cap);
 
 #endif

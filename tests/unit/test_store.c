@@ -38,6 +38,7 @@
 #include "ringsteer/placer.h"
 #include "ringsteer/ring.h"
 #include "ringsteer/store.h"
+#include "store_fixture.h"
 #include "testutil.h"
 
 #define T0 1700000000000LL /* a realistic wall clock, ms */
@@ -880,24 +881,6 @@ opened:
 	rs_store_close(st);
 }
 
-/* Finds a member id (prefix-N) whose ring owner among ids is owner. */
-static void member_owned_by(const char *const *ids, size_t n, const char *owner, const char *prefix, char *out,
-			    size_t cap)
-{
-	struct rs_ring *ring;
-
-	assert_int_equal(rs_ring_new(ids, n, &ring), 0);
-	for (int i = 0;; i++) {
-		int g;
-
-		snprintf(out, cap, "%s-%d", prefix, i);
-		g = rs_ring_owner(ring, out);
-		assert_true(g >= 0);
-		if (strcmp(rs_ring_gateway_id(ring, (size_t)g), owner) == 0)
-			break;
-	}
-	rs_ring_free(ring);
-}
 
 static void test_reservation(void **state)
 {
@@ -912,7 +895,7 @@ static void test_reservation(void **state)
 	 * cap 1, gw-a full: it is redirected to gw-b, which gets a reservation. */
 	a = arrival("gw-a", "holder", 1, true, T0);
 	assert_int_equal(rs_store_admit(st, &a), 0);
-	member_owned_by(ids, 2, "gw-a", "first", first, sizeof(first));
+	store_fixture_member_owned_by(ids, 2, "gw-a", "first", first, sizeof(first));
 	a = arrival("gw-a", first, 1, false, T0 + 10);
 	assert_int_equal(admit_checked(st, &a), 0);
 	assert_false(a.accepted);
@@ -933,7 +916,7 @@ static void test_reservation(void **state)
 
 	/* A concurrent arrival counts the reservation: N = 3, cap 2, and
 	 * whichever gateway it is owned by has room (1 < 2). */
-	member_owned_by(ids, 2, "gw-b", "second", second, sizeof(second));
+	store_fixture_member_owned_by(ids, 2, "gw-b", "second", second, sizeof(second));
 	a = arrival("gw-a", second, 1, false, T0 + 20);
 	assert_int_equal(admit_checked(st, &a), 0);
 	assert_int_equal(a.decision.cap, 2);
@@ -982,7 +965,7 @@ static void test_steer(void **state)
 	 * places it through the Service: gw-a is full at cap 1, so gw-b. */
 	a = arrival("gw-a", "holder", 1, true, T0);
 	assert_int_equal(rs_store_admit(st, &a), 0);
-	member_owned_by(ids, 2, "gw-a", "m", member, sizeof(member));
+	store_fixture_member_owned_by(ids, 2, "gw-a", "m", member, sizeof(member));
 	assert_int_equal(rs_store_whatif(st, member, T0 + 1, &d, want), 0);
 	assert_int_equal(rs_store_steer(st, member, T0 + 1, &out), 0);
 	assert_string_equal(out.gateway_id, want);
@@ -1034,7 +1017,7 @@ static void test_steer(void **state)
 
 	/* A reservation at a draining gateway binds nothing: placed by the rule. */
 	register_gw(st, "gw-b", RS_GATEWAY_SERVING, T0 + 7);
-	member_owned_by(ids, 2, "gw-b", "o", other, sizeof(other));
+	store_fixture_member_owned_by(ids, 2, "gw-b", "o", other, sizeof(other));
 	assert_int_equal(rs_store_steer(st, other, T0 + 8, &out), 0);
 	register_gw(st, "gw-b", RS_GATEWAY_DRAINING, T0 + 9);
 	a = arrival("gw-b", other, 1, false, T0 + 10);
@@ -1056,7 +1039,7 @@ static void test_stale_record_excluded(void **state)
 	struct rs_admit a;
 
 	/* member sits on gw-a though gw-b owns it; gw-b holds another. */
-	member_owned_by(ids, 2, "gw-b", "m", member, sizeof(member));
+	store_fixture_member_owned_by(ids, 2, "gw-b", "m", member, sizeof(member));
 	a = arrival("gw-a", member, 1, true, T0);
 	assert_int_equal(rs_store_admit(st, &a), 0);
 	a = arrival("gw-b", "other", 1, true, T0);
@@ -1142,7 +1125,7 @@ static void test_fallback_after_failed_redirect(void **state)
 			assert_true(a.accepted);
 		}
 	/* x is owned by gw-c: at gw-a it is redirected there (3/3/3, cap 4). */
-	member_owned_by(ids, 3, "gw-c", "x", x, sizeof(x));
+	store_fixture_member_owned_by(ids, 3, "gw-c", "x", x, sizeof(x));
 	a = arrival("gw-a", x, 1, false, T0 + 1);
 	assert_int_equal(rs_store_admit(st, &a), 0);
 	assert_false(a.accepted);
@@ -1753,7 +1736,7 @@ static void test_handoff_never_here(void **state)
 		/* gw-a holds two members it owns; gw-b and gw-c three each. */
 		for (int i = 0; i < 2; i++) {
 			snprintf(name, sizeof(name), "own%d", i);
-			member_owned_by(ids, 3, "gw-a", name, member, sizeof(member));
+			store_fixture_member_owned_by(ids, 3, "gw-a", name, member, sizeof(member));
 			a = arrival("gw-a", member, 1, true, now);
 			assert_int_equal(rs_store_admit(st, &a), 0);
 		}
@@ -1763,7 +1746,7 @@ static void test_handoff_never_here(void **state)
 			assert_int_equal(rs_store_admit(st, &a), 0);
 		}
 		/* Active, gw-a would take it back (N = 8, cap 3, 1 < 3). */
-		member_owned_by(ids, 3, "gw-a", "own0", member, sizeof(member));
+		store_fixture_member_owned_by(ids, 3, "gw-a", "own0", member, sizeof(member));
 		a = arrival("gw-b", member, 2, false, now + 1);
 		assert_int_equal(admit_checked(st, &a), 0);
 		assert_string_equal(a.target_id, "gw-a");
@@ -1779,7 +1762,7 @@ static void test_handoff_never_here(void **state)
 			assert_int_equal(rs_store_gateway_set_state(st, "gw-a", RS_GATEWAY_DRAINING), 0);
 		for (int i = 0; i < 2; i++) {
 			snprintf(name, sizeof(name), "own%d", i);
-			member_owned_by(ids, 3, "gw-a", name, member, sizeof(member));
+			store_fixture_member_owned_by(ids, 3, "gw-a", name, member, sizeof(member));
 			a = handoff("gw-a", member, i == 0 ? 3 : 1, now + 2);
 			assert_int_equal(rs_store_admit(st, &a), 0);
 			assert_false(a.accepted);

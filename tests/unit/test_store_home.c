@@ -21,7 +21,6 @@
 
 #include <cmocka.h>
 
-#include "ringsteer/ring.h"
 #include "ringsteer/store.h"
 #include "store_fixture.h"
 #include "testutil.h"
@@ -49,24 +48,6 @@ static struct rs_admit arrival(const char *gw, const char *member, uint64_t epoc
 				  .stay = stay, .sandboxes = 2, .source = "10.1.0.9:40000", .now_ms = now };
 }
 
-/* A member name whose ring owner among ids is `owner`. */
-static void member_owned_by(const char *const *ids, size_t n, const char *owner, const char *prefix, char *out,
-			    size_t cap)
-{
-	struct rs_ring *ring;
-
-	assert_int_equal(rs_ring_new(ids, n, &ring), 0);
-	for (int i = 0;; i++) {
-		int g;
-
-		snprintf(out, cap, "%s-%d", prefix, i);
-		g = rs_ring_owner(ring, out);
-		assert_true(g >= 0);
-		if (strcmp(rs_ring_gateway_id(ring, (size_t)g), owner) == 0)
-			break;
-	}
-	rs_ring_free(ring);
-}
 
 /* Arrives at gw through the Service and follows a redirect as a
  * supervisor does (REDIRECTED, no stay).  Returns where it attached. */
@@ -150,7 +131,7 @@ static void test_return_goes_home(void **state)
 	struct rs_admit a;
 
 	/* m's ring owner is gw-b, but it attached at gw-a (asked to stay). */
-	member_owned_by(ids, 2, "gw-b", "m", m, sizeof(m));
+	store_fixture_member_owned_by(ids, 2, "gw-b", "m", m, sizeof(m));
 	a = arrival("gw-a", m, 1, true, T0 + 10);
 	assert_int_equal(rs_store_admit(st, &a), 0);
 	assert_true(a.accepted);
@@ -192,8 +173,8 @@ static void test_no_home_when_full_or_draining(void **state)
 	char m[32], x[32];
 	struct rs_admit a;
 
-	member_owned_by(ids, 2, "gw-b", "m", m, sizeof(m));
-	member_owned_by(ids, 2, "gw-a", "x", x, sizeof(x));
+	store_fixture_member_owned_by(ids, 2, "gw-b", "m", m, sizeof(m));
+	store_fixture_member_owned_by(ids, 2, "gw-a", "x", x, sizeof(x));
 	a = arrival("gw-a", m, 1, true, T0 + 10);
 	assert_int_equal(rs_store_admit(st, &a), 0);
 	a = arrival("gw-a", x, 1, true, T0 + 10);
@@ -228,9 +209,9 @@ static void test_expired_place_taken(void **state)
 	struct rs_admit a;
 
 	/* gw-b holds y; m attached at gw-a and left. */
-	member_owned_by(ids, 2, "gw-a", "m", m, sizeof(m));
-	member_owned_by(ids, 2, "gw-a", "y", y, sizeof(y));
-	member_owned_by(ids, 2, "gw-a", "z", z, sizeof(z));
+	store_fixture_member_owned_by(ids, 2, "gw-a", "m", m, sizeof(m));
+	store_fixture_member_owned_by(ids, 2, "gw-a", "y", y, sizeof(y));
+	store_fixture_member_owned_by(ids, 2, "gw-a", "z", z, sizeof(z));
 	a = arrival("gw-a", m, 1, true, T0 + 10);
 	assert_int_equal(rs_store_admit(st, &a), 0);
 	a = arrival("gw-b", y, 1, true, T0 + 10);
