@@ -13,7 +13,7 @@ hellos=${2:-400}
 export RS_AGENT=1
 cluster_up --gateways 0
 agent_start
-RS_GW_ARGS="--agent $RS_DIR/agent.sock"
+RS_GW_ARGS="--agent $RS_SOCK/agent.sock"
 gw_start 1
 gw_start 2
 nsenter --net="/run/netns/$RS_NS" "$RS_BUILD/bench/accept_time" "$RS_SERVICE" "$RS_SECRET" 127.0.2.200 "$hellos" ||

@@ -39,7 +39,7 @@ pods_up 1
 gw_start 1
 gw_start 2
 pod_up sup 1 # the pod only: the bench client is its one process
-member_sock="$RS_DIR/member-n1.sock"
+member_sock="$RS_SOCK/member-n1.sock"
 src=$(sup_addr 1)
 cs_out="$RS_DIR/connect_steer.out"
 

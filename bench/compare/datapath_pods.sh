@@ -57,7 +57,7 @@ RS_GW_ARGS="--advertise-peer $gw_ip:$PORT"
 gw_start 1
 pod_up sup 1 # the pod only: the clients below are its processes
 src=$(sup_addr 1)
-member_sock="$RS_DIR/member-n1.sock"
+member_sock="$RS_SOCK/member-n1.sock"
 # (the servers start as `ip netns exec ... &`, not through a function, so
 # that $! is the server itself)
 listening() { ip netns exec "$(pod_ns gw-1)" ss -ltnH "sport = :$PORT" | grep -q .; }

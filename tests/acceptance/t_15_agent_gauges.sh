@@ -7,7 +7,7 @@
 export RS_AGENT=1
 cluster_up --gateways 0
 agent_start
-RS_GW_ARGS="--agent $RS_DIR/agent.sock"
+RS_GW_ARGS="--agent $RS_SOCK/agent.sock"
 gw_start 1
 gw_start 2
 equal() {

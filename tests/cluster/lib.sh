@@ -51,6 +51,8 @@
 #   RS_SUP_SERVICE      where supervisors dial (default the Service, 127.0.0.100:7000)
 #   RS_ARTIFACTS        if set, cluster_down copies the logs and the store there
 #   RS_KEEP=1           cluster_down keeps the temp dir (and says where)
+#   (set by cluster_up) RS_DIR the cluster's files; RS_SOCK a short directory
+#                       under /tmp for its UNIX sockets, gone at cluster_down
 #   RS_NS_PREFIX        namespace names are PREFIX-1, PREFIX-2, ... (default rs-PID)
 #   RS_VALGRIND=1       gateways and the agent run under valgrind (memcheck); any
 #                       report fails the test at cluster_down
@@ -267,12 +269,16 @@ cluster_up() {
 	RS_SVC_SET=()
 	RS_NS="${RS_NS_PREFIX:-rs-$$}-$RS_CLUSTER_SEQ"
 	RS_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ringsteer-cluster.XXXXXX")
+	# UNIX sockets get a short directory of their own: a sun_path holds 107
+	# bytes, and RS_DIR sits under the test's artifacts, as deep as the
+	# checkout (CI's clone plus build/image-bin/acceptance-image/... passed it).
+	RS_SOCK=$(mktemp -d /tmp/rs-sock.XXXXXX)
 	mkdir -p "$RS_DIR/log"
 	RS_STORE="sqlite:$RS_DIR/ringsteer.db"
 	if [ -n "${RS_PG_DIR:-}" ]; then
 		# A fresh database on the PostgreSQL server tests/pg/pg_server.sh runs.
 		RS_STORE=$("$RS_LIB_DIR/../pg/pg_server.sh" newdb "$RS_PG_DIR" "rs_$$_${RS_CLUSTER_SEQ}_$RANDOM") ||
-			{ rm -rf "$RS_DIR"; echo "cluster_up: no database on the PostgreSQL server in $RS_PG_DIR" >&2; exit 1; }
+			{ rm -rf "$RS_DIR" "$RS_SOCK"; echo "cluster_up: no database on the PostgreSQL server in $RS_PG_DIR" >&2; exit 1; }
 	fi
 	RS_SECRET="$RS_DIR/secret"
 	trap 'cluster_down; exit $?' EXIT
@@ -284,8 +290,8 @@ cluster_up() {
 		"$RS_LIB_DIR/../tls/make_certs.sh" "$RS_DIR/tls" || fail "make_certs.sh: no CA"
 	fi
 	if ! ip netns add "$RS_NS"; then
-		rm -rf "$RS_DIR"
-		RS_NS="" RS_DIR=""
+		rm -rf "$RS_DIR" "$RS_SOCK"
+		RS_NS="" RS_DIR="" RS_SOCK=""
 		echo "skip: ip netns unavailable (ip netns add failed)" >&2
 		exit 77
 	fi
@@ -360,6 +366,7 @@ cluster_down() {
 		cp -r "$RS_DIR/log" "$RS_ARTIFACTS/" 2>/dev/null
 		cp "$RS_DIR/ringsteer.db" "$RS_ARTIFACTS/" 2>/dev/null
 	fi
+	rm -rf "$RS_SOCK"
 	if [ "${RS_KEEP:-0}" = 1 ]; then
 		rs_log "kept $RS_DIR"
 	else
@@ -799,7 +806,7 @@ agent_start() {
 	# shellcheck disable=SC2046
 	nsenter --net="/run/netns/$RS_NS" $(rs_valgrind "$(agent_log).vg") "$RS_BUILD/ringsteer-agent" \
 		--service "$RS_SERVICE" --store "$RS_STORE" --ttl "$RS_TTL_MS" --sync-interval 100 \
-		--metrics "$RS_AGENT_METRICS" --no-connect --socket "$RS_DIR/agent.sock" "$@" 2>"$(agent_log)" &
+		--metrics "$RS_AGENT_METRICS" --no-connect --socket "$RS_SOCK/agent.sock" "$@" 2>"$(agent_log)" &
 	RS_AGENT_PID=$!
 	disown "$!"
 	await "agent ready" "$(rs_slow 10)" grep -q 'event=ready' "$(agent_log)"

@@ -56,7 +56,7 @@
 #     only hand its connections to a local socket, and with no DNAT they
 #     would be refused.
 #
-# The agents: node K's runs in RS_NS-nK with --socket $RS_DIR/agent-nK.sock,
+# The agents: node K's runs in RS_NS-nK with --socket $RS_SOCK/agent-nK.sock,
 # --metrics 198.18.0.K:9200, the cluster's --store and --ttl, its pins under
 # /sys/fs/bpf/ringsteer/<inode of RS_NS-nK>/ (removed by cluster_down); its
 # log is $RS_DIR/log/agent-nK.S.log.  Gateways started while it runs
@@ -102,7 +102,7 @@ gw_node_args() {
 	local k
 	k=$(node_of_gw "$1")
 	if [ "${RS_AGENT:-0}" = 1 ] && [ -n "${RS_NODE_AGENT_PID[$k]:-}" ]; then
-		echo "--agent $RS_DIR/agent-n$k.sock"
+		echo "--agent $RS_SOCK/agent-n$k.sock"
 	fi
 }
 rs_all_ns() {
@@ -225,7 +225,7 @@ node_agent_start() {
 	# shellcheck disable=SC2086
 	nsenter --net="/run/netns/$ns" "$RS_BUILD/ringsteer-agent" --service "$RS_SERVICE" \
 		--store "$RS_STORE" --ttl "$RS_TTL_MS" --sync-interval 100 \
-		--metrics "$(node_addr "$k"):$RS_NODES_AGENT_PORT" --no-connect --socket "$RS_DIR/agent-n$k.sock" \
+		--metrics "$(node_addr "$k"):$RS_NODES_AGENT_PORT" --no-connect --socket "$RS_SOCK/agent-n$k.sock" \
 		$RS_NODES_AGENT_ARGS "$@" 2>"$(node_agent_log "$k")" &
 	RS_NODE_AGENT_PID[$k]=$!
 	disown "$!"

@@ -99,11 +99,11 @@
 #
 # The agents (RS_AGENT=1): node K's runs in RS_NS-nK with --service
 # 198.19.0.100:7000, --cgroup $RS_POD_CGROUP/nK, --socket
-# $RS_DIR/agent-nK.sock, --member-socket $RS_DIR/member-nK.sock, the
+# $RS_SOCK/agent-nK.sock, --member-socket $RS_SOCK/member-nK.sock, the
 # cluster's --store and --ttl, --sync-interval 200, --metrics 198.18.0.K:9200,
 # --pin-root /sys/fs/bpf/rs-test-PID-RAND (RS_POD_PIN_ROOT, one per cluster,
 # removed by cluster_down); its log is $RS_DIR/log/agent-nK.S.log.
-# Supervisors get --agent $RS_DIR/member-nK.sock (their node's) unless
+# Supervisors get --agent $RS_SOCK/member-nK.sock (their node's) unless
 # RS_SUP_AGENT=0; gateways get no --agent (sk_lookup is for hostNetwork
 # gateways, and these are pods).
 #
@@ -150,7 +150,7 @@ sup_addr() {
 }
 sup_node_args() {
 	[ "${RS_AGENT:-0}" = 1 ] && [ "${RS_SUP_AGENT:-1}" != 0 ] || return 0
-	echo "--agent $RS_DIR/member-n$(node_of_sup "$1").sock"
+	echo "--agent $RS_SOCK/member-n$(node_of_sup "$1").sock"
 }
 # pod_exec POD CMD...: exec CMD in the pod's namespace and cgroup (run with &).
 pod_exec() {
@@ -356,7 +356,7 @@ node_agent_start() {
 	# nsenter itself, not nodes_exec: $! must be the agent (nsenter execs it).
 	nsenter --net="/run/netns/$(node_ns "$k")" $(rs_valgrind "$(node_agent_log "$k").vg") "$RS_BUILD/ringsteer-agent" \
 		--service "$RS_SERVICE" --cgroup "$(node_cgroup "$k")" \
-		--socket "$RS_DIR/agent-n$k.sock" --member-socket "$RS_DIR/member-n$k.sock" \
+		--socket "$RS_SOCK/agent-n$k.sock" --member-socket "$RS_SOCK/member-n$k.sock" \
 		--store "$RS_STORE" --ttl "$RS_TTL_MS" --sync-interval 200 \
 		--metrics "$(node_addr "$k"):$RS_NODES_AGENT_PORT" --pin-root "$RS_POD_PIN_ROOT" \
 		$RS_PODS_AGENT_ARGS "$@" 2>"$(node_agent_log "$k")" &

@@ -211,7 +211,7 @@ soak_agent_first() {
 	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 	nsenter --net="/run/netns/$RS_NS" "$RS_BUILD/ringsteer-agent" --service "$RS_SERVICE" \
 		--store "$RS_STORE" --ttl "$RS_TTL_MS" --sync-interval 100 --metrics "$RS_AGENT_METRICS" \
-		--no-connect --socket "$RS_DIR/agent.sock" 2>"$(agent_log)" &
+		--no-connect --socket "$RS_SOCK/agent.sock" 2>"$(agent_log)" &
 	RS_AGENT_PID=$!
 	local i
 	for ((i = 0; i < 200; i++)); do
@@ -795,7 +795,7 @@ soak_main() {
 	if [ "$AGENT" = 1 ]; then
 		if soak_agent_first; then
 			AGENT_BORN=$(rs_now_ms)
-			RS_GW_ARGS="${RS_GW_ARGS:-} --agent $RS_DIR/agent.sock"
+			RS_GW_ARGS="${RS_GW_ARGS:-} --agent $RS_SOCK/agent.sock"
 		else
 			echo "soak: the agent cannot steer here (exit 3: $(grep -o 'reason=.*' "$(agent_log)" | head -n 1)); running without it on the nftables Service"
 			AGENT=0
