@@ -56,14 +56,15 @@
 # configuration at N=10000 on 2 cores, plus a minute for bench_store.
 #
 # usage: [SCALE_N=10000] [SCALE_CONFIGS="plain-sqlite tls-sqlite plain-pg tls-pg"]
-#        [SCALE_SWARM_ARGS=...] bench/scale.sh [BUILD_DIR]   (default build)
+#        [SCALE_SWARM_ARGS=...] [RS_GW_ARGS="--drain-budget 15000 ..."] bench/scale.sh [BUILD_DIR]   (default build)
 set -u
 RS_BUILD=${1:-build}
 SCALE_N=${SCALE_N:-10000}
 SCALE_CONFIGS=${SCALE_CONFIGS:-plain-sqlite tls-sqlite plain-pg tls-pg}
 SCALE_SWARM_ARGS=${SCALE_SWARM_ARGS:-}
 RS_CLOCKS=slow
-RS_GW_ARGS="--max-unauth 4096 ${RS_GW_ARGS:-}"
+SCALE_GW_ARGS=${RS_GW_ARGS:-} # the caller's extra gateway flags, named in the command line printed
+RS_GW_ARGS="--max-unauth 4096 $SCALE_GW_ARGS"
 RS_KEEP=${SCALE_KEEP:-0}
 # shellcheck source=../tests/cluster/lib.sh
 . "$(dirname "$0")/../tests/cluster/lib.sh"
@@ -72,7 +73,7 @@ N=$SCALE_N
 Q=$((N / 4))
 BIND=198.18.0.0/16
 SWARM_METRICS=127.0.0.62:9300
-CMDLINE="SCALE_N=$SCALE_N SCALE_CONFIGS=\"$SCALE_CONFIGS\"${SCALE_SWARM_ARGS:+ SCALE_SWARM_ARGS=\"$SCALE_SWARM_ARGS\"} $0 $RS_BUILD"
+CMDLINE="${SCALE_GW_ARGS:+RS_GW_ARGS=\"$SCALE_GW_ARGS\" }SCALE_N=$SCALE_N SCALE_CONFIGS=\"$SCALE_CONFIGS\"${SCALE_SWARM_ARGS:+ SCALE_SWARM_ARGS=\"$SCALE_SWARM_ARGS\"} $0 $RS_BUILD"
 if [ $((N % 4)) != 0 ] || [ "$N" -lt 4 ] || [ "$N" -gt 60000 ]; then
 	echo "scale.sh: SCALE_N must be a multiple of 4 between 4 and 60000 (one source address each in $BIND)" >&2
 	exit 2
