@@ -475,7 +475,7 @@ image-test: image deps all
 # (consistent hash) on the same test cluster: bench/compare/compare.sh runs
 # evenness.sh (evenness and stability), datapath.sh (when present) and
 # report.sh (docs/COMPARISON.md and the chart).  `make compare-quick` is the
-# short form (QUICK=1) that `make test` can run, about 50 s (its data path
+# short form (QUICK=1) that `make test` can run, about 46 s (its data path
 # beside the evenness passes): it checks only that every contender produced
 # every figure.  COMPARE_OUT: where the TSVs go.
 # SUPS="40 400": a pass per supervisor count (default 40; see

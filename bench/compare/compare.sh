@@ -14,7 +14,7 @@
 # haproxy-bounded-1 haproxy-bounded-2 nginx-hash ringsteer-redirect
 # ringsteer-kernel (datapath.sh adds direct).  RS_BUILD is exported.
 # QUICK=1 (make compare-quick) is passed through: the short form, with
-# datapath.sh beside evenness.sh (about 50 s in all on 2 cores).  So is
+# datapath.sh beside evenness.sh (about 46 s in all on 2 cores).  So is
 # SUPS (make compare SUPS="40 400"): evenness.sh's supervisor counts, one
 # pass each (default 40; a pass of 400 adds about 45 minutes to the full
 # form: 8 contenders one after another, 4 to 6 minutes each at 20 rounds).

@@ -17,8 +17,8 @@
 #   gateway when restarted alone, one at a time.
 # Every figure is measured here.  Writes OUT/evenness.tsv (contender,
 # measure, value) and OUT/rounds.tsv (contender, round, max_minus_min;
-# round 0 is the storm start).  QUICK=1: 40 supervisors, 3 rounds, an
-# affinity sample of 4, no rolling restart or SIGKILL; then it checks that
+# round 0 is the storm start).  QUICK=1: 40 supervisors, 2 rounds, an
+# affinity sample of 2, no rolling restart or SIGKILL; then it checks that
 # every contender produced every figure.
 #
 # ringsteer-kernel runs on tests/cluster/pods.sh (bench/compare/lib.sh,
@@ -54,7 +54,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 
 QUICK=${QUICK:-0}
 if [ "$QUICK" = 1 ]; then
-	SUPS=${SUPS:-40} ROUNDS=${ROUNDS:-3} AFFINITY=${AFFINITY:-4} CMP_SETTLE_MS=${CMP_SETTLE_MS_QUICK:-300}
+	SUPS=${SUPS:-40} ROUNDS=${ROUNDS:-2} AFFINITY=${AFFINITY:-2} CMP_SETTLE_MS=${CMP_SETTLE_MS_QUICK:-300}
 else
 	SUPS=${SUPS:-40} ROUNDS=${ROUNDS:-20} AFFINITY=${AFFINITY:-40}
 fi
