@@ -49,7 +49,7 @@ mount -t debugfs debugfs /newroot/sys/kernel/debug 2>/dev/null
 script=$(arg rs_script)
 echo "rs-vm: start $(cut -d' ' -f1 /proc/uptime)"
 chroot /newroot /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-	HOME=/root TERM=dumb RS_VM_BUILD="$(arg rs_build)" /bin/bash "$script" </dev/console >/dev/console 2>&1
+	HOME=/root TERM=dumb RS_VM_BUILD="$(arg rs_build)" RS_VM_SCALE="$(arg rs_scale)" RS_KT_TRACE="$(arg rs_trace)" RS_VM_TESTS="$(arg rs_tests)" /bin/bash "$script" </dev/console >/dev/console 2>&1
 rc=$?
 sync
 echo "rs-vm: exit $rc $(cut -d' ' -f1 /proc/uptime)"

@@ -4,7 +4,12 @@
 #
 # usage: vm-tests/run.sh [BUILD_DIR]        (default: build)
 #   RS_VM_KERNELS="6.1 6.12"  which series to run
-#   RS_VM_TIMEOUT=270         seconds one guest may run
+#   RS_VM_TIMEOUT=600         seconds one guest may run
+#   RS_VM_SCALE=4             the tests' deadlines, this many times the host's
+#                             (tests/kernel/lib.sh: RS_KT_SCALE)
+#   RS_VM_TRACE=1             the shell tests traced, time-stamped, into their
+#                             outputs (tests/kernel/run.sh: RS_KT_TRACE)
+#   RS_VM_TESTS="NAME..."     only the tests whose names contain a NAME
 #
 # Per series: the newest linux-image package is resolved with apt-cache,
 # fetched with `apt-get download` into BUILD_DIR/vm (kept: not fetched again),
@@ -26,7 +31,8 @@ top=$(cd "$here/.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd) || exit 2
 vm="$build/vm"
 kernels=${RS_VM_KERNELS:-"6.1 6.12"}
-limit=${RS_VM_TIMEOUT:-270}
+limit=${RS_VM_TIMEOUT:-600}
+scale=${RS_VM_SCALE:-4}
 mkdir -p "$vm"
 
 log() { echo "vm: $*" >&2; }
@@ -167,7 +173,7 @@ boot() {
 	done < <(timeout -k 5 "$limit" qemu-system-x86_64 -accel tcg -smp 1 -m 1024 -nodefaults -no-user-config \
 		-display none -no-reboot -serial stdio \
 		-kernel "$d/vmlinux" -initrd "$d/initrd.gz" \
-		-append "console=ttyS0 panic=-1 quiet loglevel=3 rs_script=$here/guest.sh rs_build=$build rs_modules=$d/root/lib/modules/$kver" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=3 rs_script=$snap/src/vm-tests/guest.sh rs_build=$build rs_scale=$scale rs_trace=${RS_VM_TRACE:-} rs_tests=${RS_VM_TESTS// /,} rs_modules=$d/root/lib/modules/$kver" \
 		-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
 		-fsdev local,id=results,path="$d/results",security_model=none \
@@ -182,16 +188,24 @@ splats() {
 		"$d/console.log" "$d/results/dmesg" "$d/results/out/"*.out 2>/dev/null | head -n 20
 }
 
-# The guests run a snapshot of the binaries: the host's build tree may be
-# rebuilt while a guest runs, and 9p with cache=loose keeps what it first saw
-# (a binary caught mid-link has no x bit yet: EACCES in the guest).
+# The guests run a snapshot of the binaries and of the scripts: the host's
+# tree may be rebuilt or edited while a guest runs, and 9p with cache=loose
+# keeps what it first saw (a binary caught mid-link has no x bit yet: EACCES
+# in the guest).  With a PostgreSQL server installed, a template cluster made
+# here saves each guest's initdb (tests/pg/pg_server.sh, RS_PG_TEMPLATE).
 snap="$vm/build"
 rm -rf "$snap"
-mkdir -p "$snap/kernel"
+mkdir -p "$snap/kernel" "$snap/src/tests" "$snap/src/vm-tests"
 for b in ringsteer-agent ringsteerctl ringsteer-gateway ringsteer-supervisor; do
 	[ -x "$build/$b" ] && cp -p "$build/$b" "$snap/"
 done
 cp -p "$build"/kernel/* "$snap/kernel/"
+cp -pr "$top/tests/kernel" "$top/tests/pg" "$snap/src/tests/"
+cp -p "$here/guest.sh" "$snap/src/vm-tests/"
+if ! "$top/tests/pg/pg_server.sh" template "$snap/pg-template" >/dev/null 2>&1; then
+	log "no PostgreSQL template cluster (is postgresql installed?): t_agent_store_stuck runs initdb in the guest"
+	rm -rf "$snap/pg-template"
+fi
 log "testing a snapshot of $build in $snap"
 build=$snap
 
@@ -215,6 +229,7 @@ for series in $kernels; do
 		done <"$d/results/run.log"
 		# a failing test's output tail, as tests/kernel/run.sh printed it
 		grep '^    ' "$d/results/run.log"
+		sed -n "s/^kernel: closest deadline: /$kver closest deadline: /p" "$d/results/run.log"
 	fi
 	status=pass
 	if [ "$RC" != 0 ] || [ $np = 0 ]; then

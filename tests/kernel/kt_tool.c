@@ -24,6 +24,9 @@
  *   kt_tool dial SRC DST
  *       connects from address SRC to DST, prints the line it reads (the
  *       gateway ID) or "refused"; exit 0 either way, 1 on other errors.
+ *   kt_tool dials DST SRC...
+ *       dial from each SRC in turn, one "SRC LINE" per source: many
+ *       sources for the cost of one process (a slow guest pays per exec).
  *   kt_tool swap LINK_PIN
  *       replaces the program of the pinned sk_lookup link with a two-line
  *       "return SK_PASS" one (BPF_LINK_UPDATE): what a different agent
@@ -68,6 +71,9 @@
 #include "ringsteer/store.h"
 
 #define LISTENERS_MAX 16
+/* A registration's own deadline: far above any agent's --steer-wait (the
+ * tests raise it on slow guests), so the agent, not this tool, answers. */
+#define KT_REGISTER_MS 60000
 
 static int listen_on(const char *endpoint)
 {
@@ -159,7 +165,7 @@ static int serve(const char *sock, int argc, char **argv)
 	}
 }
 
-static int dial(const char *src, const char *dst)
+static int dial(const char *src, const char *dst, const char *prefix)
 {
 	struct sockaddr_storage from, to;
 	socklen_t from_len, to_len;
@@ -174,9 +180,12 @@ static int dial(const char *src, const char *dst)
 	if (fd < 0 || bind(fd, (struct sockaddr *)&from, from_len) < 0)
 		return 1;
 	if (connect(fd, (struct sockaddr *)&to, to_len) < 0) {
-		if (errno != ECONNREFUSED)
+		int err = errno;
+
+		close(fd);
+		if (err != ECONNREFUSED)
 			return 1;
-		printf("refused\n");
+		printf("%s%srefused\n", prefix, *prefix ? " " : "");
 		return 0;
 	}
 	while (used < sizeof(line) - 1 && (got = read(fd, line + used, sizeof(line) - 1 - used)) > 0)
@@ -184,7 +193,18 @@ static int dial(const char *src, const char *dst)
 	close(fd);
 	line[used] = '\0';
 	line[strcspn(line, "\n")] = '\0';
-	printf("%s\n", used ? line : "closed");
+	printf("%s%s%s\n", prefix, *prefix ? " " : "", used ? line : "closed");
+	return 0;
+}
+
+static int dials(const char *dst, int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++) {
+		int rc = dial(argv[i], dst, argv[i]);
+
+		if (rc)
+			return rc;
+	}
 	return 0;
 }
 
@@ -298,7 +318,7 @@ static int member(int argc, char **argv)
 	}
 	if (strcmp(argv[0], "-") != 0) {
 		double t0 = now_s();
-		int err = rs_agent_member_register(argv[0], argv[1], 2000, &link, &reply);
+		int err = rs_agent_member_register(argv[0], argv[1], KT_REGISTER_MS, &link, &reply);
 		double answer_ms = (now_s() - t0) * 1000.0;
 
 		if (err == -EACCES)
@@ -491,7 +511,7 @@ static int connect_bench(char **argv)
 		cround(prog_fd, &oth, oth_len, per, &other1, &failed);
 		cround(prog_fd, &svc, svc_len, per, &unreg, &failed);
 	}
-	err = rs_agent_member_register(member_sock, member_id, 2000, &link, &reply);
+	err = rs_agent_member_register(member_sock, member_id, KT_REGISTER_MS, &link, &reply);
 	if (err) {
 		fprintf(stderr, "kt_tool connect_bench: register %s: %s %s\n", member_id, strerror(-err),
 			err == -EACCES ? reply.text : "");
@@ -553,7 +573,9 @@ int main(int argc, char **argv)
 	if (argc >= 4 && strcmp(argv[1], "member") == 0)
 		return member(argc - 2, argv + 2);
 	if (argc == 4 && strcmp(argv[1], "dial") == 0)
-		return dial(argv[2], argv[3]);
+		return dial(argv[2], argv[3], "");
+	if (argc >= 4 && strcmp(argv[1], "dials") == 0)
+		return dials(argv[2], argc - 3, argv + 3);
 	if (argc == 3 && strcmp(argv[1], "swap") == 0)
 		return swap(argv[2]);
 	if (argc == 8 && strcmp(argv[1], "connect_bench") == 0)
@@ -561,7 +583,7 @@ int main(int argc, char **argv)
 	if (argc == 6 && strcmp(argv[1], "bench") == 0)
 		return bench(argv[2], argv[3], argv[4], argv[5]);
 	fprintf(stderr, "usage: kt_tool serve SOCKET ID=ADDR:PORT... | gateway STORE MS ID=PEER... | "
-			"member SOCKET MEMBER [DST [mapped] [nonblock]] | dial SRC DST | swap LINK | "
+			"member SOCKET MEMBER [DST [mapped] [nonblock]] | dial SRC DST | dials DST SRC... | swap LINK | "
 			"bench SERVICE DIRECT SECONDS LINK\n");
 	return 2;
 }

@@ -16,8 +16,18 @@
 #   gws_start ID=ADDR:PORT...  kt_tool serve: listeners registered with the agent
 #   dial SRC               which gateway a connection from SRC to the Service reaches
 #   maps_json              ringsteerctl maps --json in the netns
-#   await "DESC" SECONDS CMD...  poll CMD every 50 ms, else fail
+#   await "DESC" SECONDS CMD...  poll CMD every 50 ms, else fail after
+#                          SECONDS x KT_SCALE; what it took is recorded
+#   kt_deadline_note "DESC" TOOK_S LIMIT_S  record a deadline's use
 #   fail "MSG"             print MSG, the agent's log, exit 1
+#
+# Deadlines: every wall-clock limit a test sets (await, the agent's start,
+# HTTP fetches, the agent's --steer-wait) is scaled by RS_KT_SCALE (default
+# 1): a qemu guest under software emulation runs several times slower than
+# the host, and vm-tests/guest.sh raises it there.  Each await appends
+# "TOOK_S LIMIT_S TEST: DESC" to RS_KT_DEADLINES (tests/kernel/run.sh sets
+# it and reports the deadline closest to being missed), so the margin
+# between what a wait costs and its limit is measured, not assumed.
 #
 # The EXIT trap kills what it started, removes the agent's pins and the
 # netns.  Addresses per ../shared/notes/test-network.md: gateways 127.0.1.N,
@@ -26,6 +36,9 @@ RS_BUILD=${RS_BUILD:-build}
 KT_SERVICE=127.0.0.100:7000
 KT_NS="" KT_DIR="" KT_INO="" KT_AGENT_PID="" KT_GWS_PID="" KT_AGENT_STARTS=0 KT_CG="" KT_CONNECT=""
 KT_AT_EXIT=()
+KT_SCALE=${RS_KT_SCALE:-1}
+KT_HTTP_S=$((2 * KT_SCALE))          # curl --max-time for a local /metrics
+KT_STEER_WAIT_MS=$((1000 * KT_SCALE)) # the agents' --steer-wait
 
 kt_log() { printf '%s %s\n' "$(date +%H:%M:%S.%3N)" "$*" >&2; }
 kt_ns() { nsenter --net="/run/netns/$KT_NS" "$@"; }
@@ -84,12 +97,25 @@ fail() {
 	exit 1
 }
 
+kt_since() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'; }
+
+kt_deadline_note() {
+	[ -n "${RS_KT_DEADLINES:-}" ] &&
+		printf '%s %s %s: %s\n' "$2" "$3" "$(basename "$0" .sh)" "$1" >>"$RS_KT_DEADLINES"
+	return 0
+}
+
 await() {
-	local desc=$1 secs=$2
+	local desc=$1 secs=$(($2 * KT_SCALE))
 	shift 2
-	local end=$(($(date +%s%N) + secs * 1000000000))
-	while [ "$(date +%s%N)" -lt $end ]; do
-		"$@" >/dev/null 2>&1 && return 0
+	local start end now
+	start=$(date +%s%N)
+	end=$((start + secs * 1000000000))
+	while now=$(date +%s%N) && [ "$now" -lt $end ]; do
+		if "$@" >/dev/null 2>&1; then
+			kt_deadline_note "$desc" "$(kt_since "$start")" "$secs"
+			return 0
+		fi
 		sleep 0.05
 	done
 	fail "timed out after ${secs}s: $desc"
@@ -100,11 +126,14 @@ agent_start() {
 	# nsenter itself, not the kt_ns function: $! must be the agent's pid
 	# (nsenter execs it), not a subshell's.
 	nsenter --net="/run/netns/$KT_NS" "$RS_BUILD/ringsteer-agent" --service "$KT_SERVICE" $KT_CONNECT \
-		--socket "$KT_DIR/agent.sock" --sync-interval 100 "$@" 2>"$KT_DIR/agent.$KT_AGENT_STARTS.log" &
+		--socket "$KT_DIR/agent.sock" --sync-interval 100 --steer-wait "$KT_STEER_WAIT_MS" "$@" \
+		2>"$KT_DIR/agent.$KT_AGENT_STARTS.log" &
 	KT_AGENT_PID=$!
 	# Not await: an agent that exits (a program the kernel refused, status
 	# 3 or 1) fails the test at once, with its log, not after the timeout.
-	local end=$(($(date +%s%N) + 10000000000)) rc
+	local start end rc
+	start=$(date +%s%N)
+	end=$((start + 10 * KT_SCALE * 1000000000))
 	until grep -q 'event=ready' "$KT_DIR/agent.$KT_AGENT_STARTS.log"; do
 		if ! kill -0 "$KT_AGENT_PID" 2>/dev/null; then
 			wait "$KT_AGENT_PID"
@@ -112,9 +141,10 @@ agent_start() {
 			KT_AGENT_PID=""
 			fail "the agent exited with status $rc before it was ready"
 		fi
-		[ "$(date +%s%N)" -lt $end ] || fail "timed out after 10s: agent ready"
+		[ "$(date +%s%N)" -lt $end ] || fail "timed out after $((10 * KT_SCALE))s: agent ready"
 		sleep 0.05
 	done
+	kt_deadline_note "agent ready" "$(kt_since "$start")" $((10 * KT_SCALE))
 }
 
 agent_log() { cat "$KT_DIR/agent.$KT_AGENT_STARTS.log"; }
@@ -144,5 +174,6 @@ gws_start() {
 }
 
 dial() { kt_ns "$RS_BUILD/kernel/kt_tool" dial "$1" "${2:-$KT_SERVICE}"; }
+dials() { kt_ns "$RS_BUILD/kernel/kt_tool" dials "$KT_SERVICE" "$@"; } # "SRC GATEWAY" per SRC
 dial_is() { [ "$(dial "$1")" = "$2" ]; }
 maps_json() { kt_ns "$RS_BUILD/ringsteerctl" maps --json; }

@@ -5,6 +5,13 @@
 # usage: tests/kernel/run.sh BUILD_DIR [NAME...]
 #   NAME: run only the tests whose name contains NAME.
 #   RS_KERNEL_EXCLUDE: names (space-separated) not to run at all.
+#   RS_KT_SCALE: every deadline the tests set is this many times longer
+#     (default 1; the qemu guests raise it: see tests/kernel/lib.sh).
+#   RS_KT_TRACE=1: the shell tests run under `bash -x`, each line stamped
+#     with the time (PS4), into their outputs: where a slow guest's time goes.
+#   RS_KT_OUT: where each test's output goes (default BUILD_DIR/kernel-tests;
+#     the guests write straight to their results, so a guest stopped by its
+#     limit still leaves what ran).
 #
 # table_test checks the bucket builder and the hash, precompute_test the
 # known supervisors and their precomputed placements (no kernel).  The
@@ -13,7 +20,9 @@
 # agent tests (t_*.sh) make a named netns and run the agent in it with
 # nsenter (it keeps the host's mount namespace, so bpffs pins outlive the
 # agent as on a node).  Prints one line per test (ok / FAIL / skip), a failing
-# test's output, and last `kernel: N passed, N failed`.  A test exits 77 to be
+# test's output, the deadline that came closest to being missed (what each
+# await took against its limit, and each test's time against its timeout),
+# and last `kernel: N passed, N failed`.  A test exits 77 to be
 # skipped, which it does only when not root: as root, a BPF program the
 # kernel does not load or attach (a verifier rejection, an older kernel) is a
 # failure, with libbpf's message and the verifier's log in the output.
@@ -27,8 +36,11 @@ fi
 build=$(cd "$1" && pwd)
 shift
 here=$(cd "$(dirname "$0")" && pwd)
-out_root="$build/kernel-tests"
+out_root=${RS_KT_OUT:-$build/kernel-tests}
 mkdir -p "$out_root"
+scale=${RS_KT_SCALE:-1}
+deadlines="$out_root/deadlines"
+: >"$deadlines"
 
 # name and command of every test
 tests=(table precompute)
@@ -55,17 +67,23 @@ for name in "${tests[@]}"; do
 	else
 		case $name in
 		steer_* | pin_*)
-			timeout -k 5 60 unshare -n -- sh -c 'ip link set lo up && exec "$@"' sh \
+			timeout -k 5 $((60 * scale)) unshare -n -- sh -c 'ip link set lo up && exec "$@"' sh \
 				"$build/kernel/${name%%_*}_test" "${name#*_}" >"$out" 2>&1 </dev/null
 			rc=$?
 			;;
 		*)
-			RS_BUILD="$build" timeout -k 5 120 bash "$here/$name.sh" >"$out" 2>&1 </dev/null
+			RS_BUILD="$build" RS_KT_DEADLINES="$deadlines" PS4='+ $EPOCHREALTIME ' \
+				timeout -k 5 $((120 * scale)) bash ${RS_KT_TRACE:+-x} "$here/$name.sh" >"$out" 2>&1 </dev/null
 			rc=$?
 			;;
 		esac
 	fi
 	secs=$(awk -v s="$start" -v e="$(date +%s%N)" 'BEGIN { printf "%.1f", (e - s) / 1e9 }')
+	case $name in
+	table | precompute) ;;
+	steer_* | pin_*) echo "$secs $((60 * scale)) $name: the whole test" >>"$deadlines" ;;
+	*) echo "$secs $((120 * scale)) $name: the whole test" >>"$deadlines" ;;
+	esac
 	case $rc in
 	0)
 		pass=$((pass + 1))
@@ -88,6 +106,13 @@ if [ $skipped -gt 0 ]; then
 		echo "kernel: CI=true: skip counts as a failure (CI runs the kernel tests as root)"
 		failed=$((failed + skipped))
 	fi
+fi
+# The deadline used the most, as a share of its limit: the margin a slower
+# machine has before a wait decides a result.
+if [ -s "$deadlines" ]; then
+	awk '$2 > 0 { r = $1 / $2; if (r > worst) { worst = r; line = $0 } }
+		END { if (line != "") { split(line, f, " "); sub(/^[^ ]+ [^ ]+ /, "", line)
+			printf "kernel: closest deadline: %ss of %ss (%.0f%%), %s\n", f[1], f[2], 100 * worst, line } }' "$deadlines"
 fi
 echo "kernel: $pass passed, $failed failed"
 [ $failed -eq 0 ]

@@ -25,7 +25,7 @@ HB_MS=200 # the gateway's heartbeat: registration retries ride on it
 "$RS_BUILD/ringsteerctl" init --store "$KT_STORE" >/dev/null || fail "cannot create the store"
 (umask 077 && head -c 32 /dev/urandom | od -An -v -tx1 | tr -d ' \n' >"$KT_DIR/secret")
 
-gw_metrics() { kt_ns curl -fsS --max-time 2 "http://$GW_ADDR:9100/metrics"; }
+gw_metrics() { kt_ns curl -fsS --max-time "$KT_HTTP_S" "http://$GW_ADDR:9100/metrics"; }
 # metric NAME LABELMATCH: the value of the one series of NAME whose labels hold LABELMATCH
 metric() { gw_metrics | awk -v n="$1" -v m="$2" 'index($1, n "{") == 1 && index($1, m) { print $2; exit }'; }
 metric_is() { [ "$(metric "$1" "$2")" = "$3" ]; }

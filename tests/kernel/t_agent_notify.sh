@@ -34,7 +34,7 @@ sql "INSERT INTO gateways VALUES ('gw-a', '127.0.1.1:7001', 0, $now), ('gw-b', '
 agent_start --store "$url" --ttl 600000 --sync-interval 300 --metrics 127.0.0.1:9200
 gws_start gw-a=127.0.1.1:7000 gw-b=127.0.1.2:7000
 await "agent watching the store" 5 grep -q 'event=watching' "$KT_DIR/agent.1.log"
-metric() { kt_ns curl -fsS --max-time 2 http://127.0.0.1:9200/metrics | awk -v n="$1" '$1 == n { print $2 }'; }
+metric() { kt_ns curl -fsS --max-time "$KT_HTTP_S" http://127.0.0.1:9200/metrics | awk -v n="$1" '$1 == n { print $2 }'; }
 [ "$(metric ringsteer_agent_store_watching)" = 1 ] || fail "watching gauge: $(metric ringsteer_agent_store_watching)"
 
 counted_past() { [ "$(metric ringsteer_agent_store_notifications_total)" -gt "$1" ]; }

@@ -2,12 +2,17 @@
 # A PostgreSQL store that stops answering (every process of the server
 # SIGSTOPped: connections stay open, nothing comes back) never freezes the
 # agent: its store calls run on a worker thread, not on its loop.  While the
-# store is frozen a supervisor's registration is still answered within
-# 500 ms (measured; "registered", without a target: the store has not
-# chosen one), /metrics answers and shows the stuck call and the skipped
-# ticks; once the server continues (SIGCONT) the next sync completes and the
-# late registration gets its entry.  On a PostgreSQL server of its own,
-# always (freezing a shared RS_PG_DIR server would stall other tests).
+# store is frozen a supervisor's registration is still answered, before the
+# server continues ("registered", without a target: the store has not
+# chosen one, after the agent's --steer-wait), /metrics answers and shows
+# the stuck call and the skipped ticks, and no sync completes; once the
+# server continues (SIGCONT) the next sync completes and the late
+# registration gets its entry.  Results are orders of events, never a
+# number of milliseconds: PostgreSQL in a qemu guest answers a steer in
+# about 300 ms, so the agent's --steer-wait is lib.sh's (1 s, scaled on
+# the guests), and the registration answered while frozen is one answered
+# before the thaw.  On a PostgreSQL server of its own, always (freezing a
+# shared RS_PG_DIR server would stall other tests).
 set -u
 . "$(dirname "$0")/lib.sh"
 kt_up
@@ -47,7 +52,7 @@ psql -X -q -v ON_ERROR_STOP=1 "$url" -c \
 	>/dev/null || fail "cannot fill the store"
 
 agent_start --store "$url" --ttl 2000 --sync-interval 200 --metrics 127.0.0.1:9201
-metric() { kt_ns curl -fsS --max-time 2 http://127.0.0.1:9201/metrics | awk -v n="$1" '$1 == n { print $2 }'; }
+metric() { kt_ns curl -fsS --max-time "$KT_HTTP_S" http://127.0.0.1:9201/metrics | awk -v n="$1" '$1 == n { print $2 }'; }
 metric_above() { awk -v a="$(metric "$1")" -v b="$2" 'BEGIN { exit !(a != "" && a + 0 > b + 0) }'; }
 metric_is() { [ "$(metric "$1")" = "$2" ]; }
 
@@ -63,40 +68,36 @@ register() {
 		"$RS_BUILD/kernel/kt_tool" member "$KT_DIR/member.sock" "$2" <"$KT_DIR/hold" >"$KT_DIR/$1.out" 2>&1 &
 	HOLDERS="$HOLDERS $!"
 }
-answered() { grep -q . "$KT_DIR/$1.out"; }
+
+answer_ms() { sed -n 's/^answer_ms=//p' "$KT_DIR/$1.out"; }
 
 # The store answers: the registration is steered (a target in its answer).
 register m1 sup-1
-await "sup-1 answered" 5 answered m1
+await "sup-1 answered" 5 grep -q '^answer_ms=' "$KT_DIR/m1.out"
 grep -q "^registered .*connects go to gw-" "$KT_DIR/m1.out" || fail "sup-1: $(cat "$KT_DIR/m1.out")"
+kt_deadline_note "sup-1 steered through the store" "$(awk -v ms="$(answer_ms m1)" 'BEGIN { printf "%.2f", ms / 1000 }')" \
+	"$((KT_STEER_WAIT_MS / 1000))"
 await "a sync completes" 5 metric_above 'ringsteer_agent_syncs_total{result="ok"}' 1
 
-# Freeze the server: the next sync read hangs on the worker.
+# Freeze the server: the next sync read hangs on the worker, and no sync
+# completes from here until the thaw.
 pg_freeze || fail "cannot freeze the PostgreSQL server"
 kt_log "PostgreSQL frozen: $PG_PIDS"
 await "a store call stuck" 5 metric_above ringsteer_agent_store_busy_seconds 0
 skipped=$(metric ringsteer_agent_sync_skipped_total)
+ok_frozen=$(metric 'ringsteer_agent_syncs_total{result="ok"}')
 
-# A registration is still answered, within 500 ms: kt_tool's own measure
-# from its connect to the reply (what a supervisor waits), not the time to
-# spawn it, which a loaded VM stretches (a 652 ms spawn-inclusive figure
-# failed on 6.1 with the agent's answer logged in time).
-t0=$(date +%s%N)
+# A registration is still answered while the server is frozen: without a
+# target, counted late.
 register m2 sup-2
-until grep -q '^answer_ms=' "$KT_DIR/m2.out" 2>/dev/null; do
-	[ $(($(date +%s%N) - t0)) -lt 5000000000 ] || fail "sup-2 not answered within 5 s while the store is frozen"
-	sleep 0.01
-done
-ms=$(sed -n 's/^answer_ms=//p' "$KT_DIR/m2.out")
-kt_log "sup-2 answered in $ms ms while the store is frozen ($((($(date +%s%N) - t0) / 1000000)) ms with its start): $(head -n 1 "$KT_DIR/m2.out")"
-[ "$ms" -le 500 ] || fail "sup-2 answered in $ms ms (> 500) while the store is frozen"
+await "sup-2 answered while the store is frozen" 20 grep -q '^answer_ms=' "$KT_DIR/m2.out"
+kt_log "sup-2 answered in $(answer_ms m2) ms while the store is frozen: $(head -n 1 "$KT_DIR/m2.out")"
 grep -q "^registered .*store has not answered" "$KT_DIR/m2.out" || fail "sup-2: $(cat "$KT_DIR/m2.out")"
 
-# /metrics answers, and shows the ticks skipped behind the stuck read.
+# /metrics answers, and shows the ticks skipped behind the stuck read; no
+# sync completed since the freeze (ticks came and were skipped).
 await "ticks skipped while frozen" 5 metric_above ringsteer_agent_sync_skipped_total "$skipped"
 metric_above ringsteer_agent_member_steer_late_total 0 || fail "late registration not counted"
-ok_frozen=$(metric 'ringsteer_agent_syncs_total{result="ok"}')
-sleep 0.5
 [ "$(metric 'ringsteer_agent_syncs_total{result="ok"}')" = "$ok_frozen" ] || fail "a sync completed on a frozen store"
 
 # The server continues: the next sync completes, sup-2 gets its entry.
@@ -105,4 +106,4 @@ kt_log "PostgreSQL continues"
 await "a sync completes after SIGCONT" 10 metric_above 'ringsteer_agent_syncs_total{result="ok"}' "$ok_frozen"
 await "sup-1 and sup-2 entries" 10 metric_is 'ringsteer_agent_map_entries{map="rs_clients"}' 2
 agent_stop
-echo "ok (registration answered in $ms ms with the store frozen)"
+echo "ok (registration answered in $(answer_ms m2) ms with the store frozen, $(answer_ms m1) ms steered before)"

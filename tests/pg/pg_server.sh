@@ -13,7 +13,11 @@
 #                                       `ringsteer`; prints its URL
 #        pg_server.sh newdb DIR NAME -> creates database NAME; prints its URL
 #        pg_server.sh stop DIR       -> stops the server, removes DIR
+#        pg_server.sh template DIR   -> only initdb, into DIR (a cluster for
+#                                       RS_PG_TEMPLATE)
 # URLs look like postgres:///ringsteer?host=DIR (libpq URI, socket dir).
+# RS_PG_TEMPLATE=DIR: `start` copies that cluster instead of running initdb
+# (about 20 s inside a qemu guest under software emulation; a copy is a few).
 set -euo pipefail
 
 die() { echo "pg_server.sh: $*" >&2; exit 1; }
@@ -34,6 +38,13 @@ as_pg() {
 
 psql_pg() { # sql...: as the server's superuser, on its socket
 	as_pg "$bindir/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir" -d postgres -c "$1" >/dev/null
+}
+
+# initdb into $1 (owned by the server's user), its output to $2, as every
+# cluster here is made.
+make_cluster() {
+	as_pg "$bindir/initdb" -D "$1" -U "$pg_user" -A trust -E UTF8 --locale=C.UTF-8 \
+		--no-sync >"$2" 2>&1 || { cat "$2" >&2; die "initdb failed"; }
 }
 
 valid_name() { [[ $1 =~ ^[a-z_][a-z0-9_]{0,62}$ ]] || die "bad database name '$1' (lowercase, digits, _)"; }
@@ -57,8 +68,12 @@ start)
 	chown "$pg_user": "$dir"
 	chmod 0755 "$dir"
 	if [ ! -f "$dir/data/PG_VERSION" ]; then
-		as_pg "$bindir/initdb" -D "$dir/data" -U "$pg_user" -A trust -E UTF8 --locale=C.UTF-8 \
-			--no-sync >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; die "initdb failed"; }
+		if [ -n "${RS_PG_TEMPLATE:-}" ] && [ -f "$RS_PG_TEMPLATE/PG_VERSION" ]; then
+			cp -a "$RS_PG_TEMPLATE" "$dir/data" && chown -R "$pg_user": "$dir/data" ||
+				die "cannot copy the template cluster $RS_PG_TEMPLATE"
+		else
+			make_cluster "$dir/data" "$dir/initdb.log"
+		fi
 	fi
 	as_pg "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
 		-o "-c listen_addresses='' -c unix_socket_directories='$dir' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
@@ -85,7 +100,16 @@ stop)
 	fi
 	rm -rf "$dir"
 	;;
+template)
+	[ ! -e "$dir" ] || die "$dir exists: a template goes into a new directory"
+	mkdir -p "$dir"
+	chown "$pg_user": "$dir"
+	chmod 0700 "$dir"
+	log=$(mktemp)
+	make_cluster "$dir" "$log"
+	rm -f "$log"
+	;;
 *)
-	die "unknown command '$cmd' (start, newdb, stop)"
+	die "unknown command '$cmd' (start, newdb, stop, template)"
 	;;
 esac

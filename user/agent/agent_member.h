@@ -17,11 +17,12 @@
 #include "ringsteer_maps.h"
 
 #define AGENT_MEMBERS_MAX 4096 /* registrations held at once (a node's supervisors) */
-/* A registration waits this long for the store's choice of target, then is
- * answered without one (connects go through the Service until it comes). */
+/* By default a registration waits this long for the store's choice of
+ * target (--steer-wait), then is answered without one (connects go through
+ * the Service until it comes). */
 #define AGENT_STEER_WAIT_MS 250
 #define AGENT_STEER_LATE_TEXT \
-	"registered by %s; the store has not answered within 250 ms: connects go through the Service until it does"
+	"registered by %s; the store has not answered within %u ms: connects go through the Service until it does"
 
 struct steer_job;
 

@@ -35,6 +35,7 @@ struct agent_config {
 	uint32_t sync_ms;          /* store poll interval (without a watch) */
 	uint32_t ttl_ms;           /* the gateways' row TTL (must match theirs) */
 	uint32_t forget_ms;        /* a known supervisor not seen for this long is forgotten */
+	uint32_t steer_wait_ms;    /* a registration waits this long for the store's target */
 	const char *probe_missing; /* tests: a feature to report absent */
 };
 
@@ -51,7 +52,7 @@ struct agent_counters {
 	uint64_t steer_failures;          /* rs_store_steer calls that failed */
 	uint64_t syncs_skipped;           /* ticks while the previous read was still in flight */
 	uint64_t member_steer_late;       /* registrations answered before the store (it did not
-					   * answer within AGENT_STEER_WAIT_MS): steered once it does */
+					   * answer within cfg.steer_wait_ms): steered once it does */
 };
 
 /* What the last sync saw, for the table rebuilt at a registration. */

@@ -46,6 +46,10 @@ static const char usage[] =
 	"  --sync-interval MS    store poll (default 1000); with a store that notifies\n"
 	"                        (PostgreSQL LISTEN/NOTIFY) changes trigger a sync and\n"
 	"                        the poll slows to max(MS, TTL/4), for expiries\n"
+	"  --steer-wait MS       a supervisor's registration waits this long for the\n"
+	"                        store's choice of gateway, then is answered without one\n"
+	"                        (its connects go through the Service until it comes;\n"
+	"                        default 250, at most 60000)\n"
 	"  --metrics ADDR:PORT   GET /metrics, /healthz\n"
 	"  --socket PATH         gateways' registration socket (default " RS_AGENT_SOCKET_DEFAULT ")\n"
 	"  --member-socket PATH  supervisors' registration socket, any local process may\n"
@@ -65,7 +69,7 @@ static const char usage[] =
 static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 {
 	enum { O_SERVICE = 256, O_STORE, O_TTL, O_SYNC, O_METRICS, O_SOCKET, O_ALLOW_UID, O_REPLACE, O_PIN_ROOT,
-	       O_PROBE_MISSING, O_MEMBER_SOCKET, O_CGROUP, O_NO_CONNECT, O_FORGET };
+	       O_PROBE_MISSING, O_MEMBER_SOCKET, O_CGROUP, O_NO_CONNECT, O_FORGET, O_STEER_WAIT };
 	static const struct option opts[] = {
 		{ "service", required_argument, NULL, O_SERVICE },
 		{ "store", required_argument, NULL, O_STORE },
@@ -81,6 +85,7 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 		{ "cgroup", required_argument, NULL, O_CGROUP },
 		{ "no-connect", no_argument, NULL, O_NO_CONNECT },
 		{ "forget-after", required_argument, NULL, O_FORGET },
+		{ "steer-wait", required_argument, NULL, O_STEER_WAIT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -89,7 +94,7 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 	int c;
 
 	*cfg = (struct agent_config){ .socket_path = RS_AGENT_SOCKET_DEFAULT, .sync_ms = 1000, .ttl_ms = 15000,
-				      .forget_ms = 600000 };
+				      .forget_ms = 600000, .steer_wait_ms = AGENT_STEER_WAIT_MS };
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		uint32_t v;
@@ -111,6 +116,9 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 		case O_TTL: err = rs_parse_flag_u32("ringsteer-agent", "--ttl", optarg, 1, 86400000, &cfg->ttl_ms); break;
 		case O_FORGET:
 			err = rs_parse_flag_u32("ringsteer-agent", "--forget-after", optarg, 1, UINT32_MAX / 2, &cfg->forget_ms);
+			break;
+		case O_STEER_WAIT:
+			err = rs_parse_flag_u32("ringsteer-agent", "--steer-wait", optarg, 1, 60000, &cfg->steer_wait_ms);
 			break;
 		case O_SYNC: err = rs_parse_flag_u32("ringsteer-agent", "--sync-interval", optarg, 1, 3600000, &cfg->sync_ms); break;
 		case O_METRICS:

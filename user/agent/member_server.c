@@ -13,7 +13,7 @@
  *   is bounded (one request of at most RS_AGENT_REG_MSG_MAX bytes; anything
  *   after it ends the registration).
  * - A registration is answered when the store has chosen its target (on
- *   the store worker), or AGENT_STEER_WAIT_MS after it was judged without
+ *   the store worker), or cfg.steer_wait_ms after it was judged without
  *   one, whichever comes first: a store that stops answering never holds
  *   a caller.
  * - Every request gets one answer, counted under exactly one reason
@@ -147,7 +147,7 @@ static void judge(struct agent_member *m, const struct rs_agent_member_request *
 	}
 	m->awaiting = true;
 	if (v.later) { /* the store's answer, or this deadline, answers it */
-		struct timeval wait = rs_ms_timeval(AGENT_STEER_WAIT_MS);
+		struct timeval wait = rs_ms_timeval(a->cfg.steer_wait_ms);
 
 		evtimer_del(m->deadline);
 		evtimer_add(m->deadline, &wait);
@@ -218,7 +218,7 @@ static void member_expired(evutil_socket_t fd, short what, void *arg)
 
 		m->a->counters.member_steer_late++;
 		snprintf(v.text, sizeof(v.text), AGENT_STEER_LATE_TEXT,
-			 m->key.kind == RS_CLIENT_NETNS ? "netns" : "cgroup");
+			 m->key.kind == RS_CLIENT_NETNS ? "netns" : "cgroup", m->a->cfg.steer_wait_ms);
 		agent_member_reply(m, &v);
 		return;
 	}

@@ -18,7 +18,7 @@
  *   gateway's own decision count it.
  * - rs_store_steer_batch runs on the store worker, never on the loop
  *   (registrations queued together share one transaction): a
- *   registration is answered when it answers, or after AGENT_STEER_WAIT_MS
+ *   registration is answered when it answers, or after cfg.steer_wait_ms
  *   without a target (at once when the store is already stuck), and steered
  *   when the answer comes.  A member gone meanwhile has cleared its job's
  *   pointer: the answer is dropped. */
@@ -173,7 +173,7 @@ struct steer_job {
  * latest of their times (each was judged at its own; a member is placed
  * as of when the store decides): a storm of registrations is a few
  * commits, not one per member, so its tail still gets its answer within
- * AGENT_STEER_WAIT_MS. */
+ * cfg.steer_wait_ms. */
 static void steer_run(struct rs_store *st, void *const *args, int *errs, size_t n)
 {
 	const char *ids[STEER_BATCH_MAX] = { 0 };
@@ -292,13 +292,13 @@ enum rs_agent_reg_reason agent_member_admit(struct agent *a, struct agent_member
 		verdict_of(m, err, "", v);
 		return RS_AGENT_REG_OK;
 	}
-	if (rs_store_worker_busy_ms(a->worker) >= AGENT_STEER_WAIT_MS) {
+	if (rs_store_worker_busy_ms(a->worker) >= a->cfg.steer_wait_ms) {
 		/* The store is stuck now: answer at once, steer when it answers. */
 		a->counters.member_steer_late++;
-		snprintf(v->text, sizeof(v->text), AGENT_STEER_LATE_TEXT, kind_name(m->key.kind));
+		snprintf(v->text, sizeof(v->text), AGENT_STEER_LATE_TEXT, kind_name(m->key.kind), a->cfg.steer_wait_ms);
 		return RS_AGENT_REG_OK;
 	}
-	v->later = true; /* answered by steer_done, or by the member socket after AGENT_STEER_WAIT_MS */
+	v->later = true; /* answered by steer_done, or by the member socket after cfg.steer_wait_ms */
 	return RS_AGENT_REG_OK;
 }
 
