@@ -23,10 +23,10 @@ done
 # t_agent_notify needs a PostgreSQL server and tests the store's change
 # notification, not the kernel; table and precompute test no kernel
 # either: the host's `make test` runs them.
-if [ -f "$build/pg-template/PG_VERSION" ]; then
-	export RS_PG_TEMPLATE="$build/pg-template"
+if [ -f "$build/pg-template.tar" ]; then
+	export RS_PG_TEMPLATE="$build/pg-template.tar"
 fi
-RS_KT_SCALE=${RS_VM_SCALE:-4} RS_KT_OUT="$res/out" RS_KERNEL_EXCLUDE="table precompute t_agent_notify" \
+RS_KT_SCALE=${RS_VM_SCALE:-8} RS_KT_OUT="$res/out" RS_KERNEL_EXCLUDE="table precompute t_agent_notify" \
 	tests/kernel/run.sh "$build" ${RS_VM_TESTS//,/ } 2>&1 | tee "$res/run.log"
 rc=${PIPESTATUS[0]}
 dmesg >"$res/dmesg" 2>&1

@@ -5,7 +5,7 @@
 # usage: vm-tests/run.sh [BUILD_DIR]        (default: build)
 #   RS_VM_KERNELS="6.1 6.12"  which series to run
 #   RS_VM_TIMEOUT=600         seconds one guest may run
-#   RS_VM_SCALE=4             the tests' deadlines, this many times the host's
+#   RS_VM_SCALE=8             the tests' deadlines, this many times the host's
 #                             (tests/kernel/lib.sh: RS_KT_SCALE)
 #   RS_VM_TRACE=1             the shell tests traced, time-stamped, into their
 #                             outputs (tests/kernel/run.sh: RS_KT_TRACE)
@@ -32,7 +32,7 @@ build=$(cd "${1:-$top/build}" && pwd) || exit 2
 vm="$build/vm"
 kernels=${RS_VM_KERNELS:-"6.1 6.12"}
 limit=${RS_VM_TIMEOUT:-600}
-scale=${RS_VM_SCALE:-4}
+scale=${RS_VM_SCALE:-8}
 mkdir -p "$vm"
 
 log() { echo "vm: $*" >&2; }
@@ -173,7 +173,7 @@ boot() {
 	done < <(timeout -k 5 "$limit" qemu-system-x86_64 -accel tcg -smp 1 -m 1024 -nodefaults -no-user-config \
 		-display none -no-reboot -serial stdio \
 		-kernel "$d/vmlinux" -initrd "$d/initrd.gz" \
-		-append "console=ttyS0 panic=-1 quiet loglevel=3 rs_script=$snap/src/vm-tests/guest.sh rs_build=$build rs_scale=$scale rs_trace=${RS_VM_TRACE:-} rs_tests=${RS_VM_TESTS// /,} rs_modules=$d/root/lib/modules/$kver" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=3 rs_script=$snap/src/vm-tests/guest.sh rs_build=$build rs_scale=$scale rs_trace=${RS_VM_TRACE:-} rs_tests=${RS_VM_TESTS:+${RS_VM_TESTS// /,}} rs_modules=$d/root/lib/modules/$kver" \
 		-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
 		-fsdev local,id=results,path="$d/results",security_model=none \
@@ -202,10 +202,8 @@ done
 cp -p "$build"/kernel/* "$snap/kernel/"
 cp -pr "$top/tests/kernel" "$top/tests/pg" "$snap/src/tests/"
 cp -p "$here/guest.sh" "$snap/src/vm-tests/"
-if ! "$top/tests/pg/pg_server.sh" template "$snap/pg-template" >/dev/null 2>&1; then
+"$top/tests/pg/pg_server.sh" template "$snap/pg-template.tar" >/dev/null ||
 	log "no PostgreSQL template cluster (is postgresql installed?): t_agent_store_stuck runs initdb in the guest"
-	rm -rf "$snap/pg-template"
-fi
 log "testing a snapshot of $build in $snap"
 build=$snap
 
@@ -253,7 +251,7 @@ done
 echo
 printf '%-24s %8s %8s %8s %7s  %s\n' kernel prep_s boot_s total_s passed result
 for r in "${rows[@]}"; do
-	# shellcheck disable=SC2086
-	printf '%-24s %8s %8s %8s %7s  %s\n' $r
+	read -r k p b t n st <<<"$r" # the status last: it may hold spaces
+	printf '%-24s %8s %8s %8s %7s  %s\n' "$k" "$p" "$b" "$t" "$n" "$st"
 done
 exit $fail

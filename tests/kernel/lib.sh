@@ -36,6 +36,15 @@ RS_BUILD=${RS_BUILD:-build}
 KT_SERVICE=127.0.0.100:7000
 KT_NS="" KT_DIR="" KT_INO="" KT_AGENT_PID="" KT_GWS_PID="" KT_AGENT_STARTS=0 KT_CG="" KT_CONNECT=""
 KT_AT_EXIT=()
+# bash takes no PS4 from the environment as root: tests/kernel/run.sh's
+# RS_KT_TRACE stamps each traced line with the time here.
+# Its lines go to the test's own stderr (fd 19), never into a file a traced
+# command's stderr is redirected to.
+if [ -n "${RS_KT_TRACE:-}" ]; then
+	PS4='+ $EPOCHREALTIME '
+	exec 19>&2
+	BASH_XTRACEFD=19
+fi
 KT_SCALE=${RS_KT_SCALE:-1}
 KT_HTTP_S=$((2 * KT_SCALE))          # curl --max-time for a local /metrics
 KT_STEER_WAIT_MS=$((1000 * KT_SCALE)) # the agents' --steer-wait

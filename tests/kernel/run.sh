@@ -72,7 +72,7 @@ for name in "${tests[@]}"; do
 			rc=$?
 			;;
 		*)
-			RS_BUILD="$build" RS_KT_DEADLINES="$deadlines" PS4='+ $EPOCHREALTIME ' \
+			RS_BUILD="$build" RS_KT_DEADLINES="$deadlines" \
 				timeout -k 5 $((120 * scale)) bash ${RS_KT_TRACE:+-x} "$here/$name.sh" >"$out" 2>&1 </dev/null
 			rc=$?
 			;;

@@ -36,6 +36,7 @@ struct agent_config {
 	uint32_t ttl_ms;           /* the gateways' row TTL (must match theirs) */
 	uint32_t forget_ms;        /* a known supervisor not seen for this long is forgotten */
 	uint32_t steer_wait_ms;    /* a registration waits this long for the store's target */
+	uint32_t store_timeout_ms; /* the store's busy timeout; 0: its default */
 	const char *probe_missing; /* tests: a feature to report absent */
 };
 

@@ -46,6 +46,8 @@ static const char usage[] =
 	"  --sync-interval MS    store poll (default 1000); with a store that notifies\n"
 	"                        (PostgreSQL LISTEN/NOTIFY) changes trigger a sync and\n"
 	"                        the poll slows to max(MS, TTL/4), for expiries\n"
+	"  --store-timeout MS    a store call that has not answered by then fails (the\n"
+	"                        store's busy timeout; default 5000)\n"
 	"  --steer-wait MS       a supervisor's registration waits this long for the\n"
 	"                        store's choice of gateway, then is answered without one\n"
 	"                        (its connects go through the Service until it comes;\n"
@@ -69,7 +71,7 @@ static const char usage[] =
 static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 {
 	enum { O_SERVICE = 256, O_STORE, O_TTL, O_SYNC, O_METRICS, O_SOCKET, O_ALLOW_UID, O_REPLACE, O_PIN_ROOT,
-	       O_PROBE_MISSING, O_MEMBER_SOCKET, O_CGROUP, O_NO_CONNECT, O_FORGET, O_STEER_WAIT };
+	       O_PROBE_MISSING, O_MEMBER_SOCKET, O_CGROUP, O_NO_CONNECT, O_FORGET, O_STEER_WAIT, O_STORE_TIMEOUT };
 	static const struct option opts[] = {
 		{ "service", required_argument, NULL, O_SERVICE },
 		{ "store", required_argument, NULL, O_STORE },
@@ -86,6 +88,7 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 		{ "no-connect", no_argument, NULL, O_NO_CONNECT },
 		{ "forget-after", required_argument, NULL, O_FORGET },
 		{ "steer-wait", required_argument, NULL, O_STEER_WAIT },
+		{ "store-timeout", required_argument, NULL, O_STORE_TIMEOUT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -119,6 +122,10 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 			break;
 		case O_STEER_WAIT:
 			err = rs_parse_flag_u32("ringsteer-agent", "--steer-wait", optarg, 1, 60000, &cfg->steer_wait_ms);
+			break;
+		case O_STORE_TIMEOUT:
+			err = rs_parse_flag_u32("ringsteer-agent", "--store-timeout", optarg, 100, 600000,
+						&cfg->store_timeout_ms);
 			break;
 		case O_SYNC: err = rs_parse_flag_u32("ringsteer-agent", "--sync-interval", optarg, 1, 3600000, &cfg->sync_ms); break;
 		case O_METRICS:
@@ -314,9 +321,14 @@ static void worker_stop(struct rs_store_worker *w)
  * the loop: one for the sync reads and the registrations' steering, one for
  * the change notifications (PostgreSQL: LISTEN holds a connection of its
  * own; SQLite has none). */
+static struct rs_store_options store_options(const struct agent_config *cfg)
+{
+	return (struct rs_store_options){ .ttl_ms = cfg->ttl_ms, .busy_timeout_ms = cfg->store_timeout_ms };
+}
+
 static int start_workers(struct agent *a)
 {
-	struct rs_store_options so = { .ttl_ms = a->cfg.ttl_ms };
+	struct rs_store_options so = store_options(&a->cfg);
 	struct rs_store *watch_store = NULL;
 	int err;
 
@@ -365,7 +377,7 @@ int main(int argc, char **argv)
 {
 	struct agent a = { 0 };
 	struct agent_load_options lo = { 0 };
-	struct rs_store_options so = { 0 };
+	struct rs_store_options so;
 	char why[512] = "", ino[24];
 	int err, rc = 1;
 
@@ -410,7 +422,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	if (a.cfg.store_url) {
-		so.ttl_ms = a.cfg.ttl_ms;
+		so = store_options(&a.cfg);
 		err = rs_store_open(a.cfg.store_url, &so, &a.store);
 		if (err) {
 			rs_log(stderr, "error", "agent", "event", "store_failed", "store", a.cfg.store_url, "error",
