@@ -6,6 +6,7 @@
 # leaves what ran.
 set -u
 build=${RS_VM_BUILD:?RS_VM_BUILD unset}
+scale=${RS_VM_SCALE:?RS_VM_SCALE unset}
 here=$(cd "$(dirname "$0")/.." && pwd)
 res=/vmresults
 cd "$here" || exit 125
@@ -26,7 +27,7 @@ done
 if [ -f "$build/pg-template.tar" ]; then
 	export RS_PG_TEMPLATE="$build/pg-template.tar"
 fi
-RS_KT_SCALE=${RS_VM_SCALE:-8} RS_KT_OUT="$res/out" RS_KERNEL_EXCLUDE="table precompute t_agent_notify" \
+RS_KT_SCALE=$scale RS_KT_OUT="$res/out" RS_KERNEL_EXCLUDE="table precompute t_agent_notify" \
 	tests/kernel/run.sh "$build" ${RS_VM_TESTS//,/ } 2>&1 | tee "$res/run.log"
 rc=${PIPESTATUS[0]}
 dmesg >"$res/dmesg" 2>&1

@@ -19,10 +19,11 @@
 # under a tmpfs overlay) and BUILD_DIR/vm/<kver>/results read-write, and runs
 # vm-tests/guest.sh.  See ../shared/notes/vm-kernel-tests.md.
 #
-# Prints one line per kernel and test (skip counts as a failure: the guest
-# is root on kernels that have sk_lookup), then a table: prep_s (fetch,
-# unpack, initramfs), boot_s (qemu start to the test script), total_s (qemu
-# start to power-off, boot included).
+# Prints one line per kernel and test with its time (skip counts as a
+# failure: the guest is root on kernels that have sk_lookup), the deadline
+# that came closest to being missed in each guest, then a table: prep_s
+# (fetch, unpack, initramfs), boot_s (qemu start to the test script), total_s
+# (qemu start to power-off, boot included), limit_s (RS_VM_TIMEOUT).
 # Exit status 0 only when every test passed on every kernel and no guest
 # console or dmesg holds a kernel splat or a verifier rejection.
 set -u
@@ -249,9 +250,9 @@ for series in $kernels; do
 done
 
 echo
-printf '%-24s %8s %8s %8s %7s  %s\n' kernel prep_s boot_s total_s passed result
+printf '%-24s %8s %8s %8s %8s %7s  %s\n' kernel prep_s boot_s total_s limit_s passed result
 for r in "${rows[@]}"; do
 	read -r k p b t n st <<<"$r" # the status last: it may hold spaces
-	printf '%-24s %8s %8s %8s %7s  %s\n' "$k" "$p" "$b" "$t" "$n" "$st"
+	printf '%-24s %8s %8s %8s %8s %7s  %s\n' "$k" "$p" "$b" "$t" "$limit" "$n" "$st"
 done
 exit $fail

@@ -27,6 +27,11 @@
  *   kt_tool dials DST SRC...
  *       dial from each SRC in turn, one "SRC LINE" per source: many
  *       sources for the cost of one process (a slow guest pays per exec).
+ *   kt_tool raw SOCKET COUNT HEX
+ *       COUNT times: connects to the UNIX socket SOCKET, sends the bytes HEX
+ *       (a registration, malformed as a test wants it), reads the reply and
+ *       prints its reason byte (offset 7), or "none" when the reply is
+ *       shorter; exit 1 when a connect or send fails.
  *   kt_tool swap LINK_PIN
  *       replaces the program of the pinned sk_lookup link with a two-line
  *       "return SK_PASS" one (BPF_LINK_UPDATE): what a different agent
@@ -65,6 +70,8 @@
 
 #include <bpf/bpf.h>
 #include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include "ringsteer/agent_reg.h"
 #include "ringsteer/endpoint.h"
@@ -535,6 +542,44 @@ static int connect_bench(char **argv)
 	return failed ? 1 : 0;
 }
 
+static int raw(const char *path, const char *count, const char *hex)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	uint8_t msg[256], reply[512];
+	size_t len = strlen(hex) / 2;
+	long n = strtol(count, NULL, 10);
+
+	if (strlen(hex) % 2 || len > sizeof(msg) || strlen(path) >= sizeof(sun.sun_path) || n < 1)
+		return 2;
+	for (size_t i = 0; i < len; i++) {
+		unsigned int b;
+
+		if (sscanf(hex + 2 * i, "%2x", &b) != 1)
+			return 2;
+		msg[i] = (uint8_t)b;
+	}
+	memcpy(sun.sun_path, path, strlen(path));
+	for (long i = 0; i < n; i++) {
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		ssize_t got;
+
+		if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
+		    send(fd, msg, len, MSG_NOSIGNAL) != (ssize_t)len) {
+			fprintf(stderr, "kt_tool raw: %s: %s\n", path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return 1;
+		}
+		got = recv(fd, reply, sizeof(reply), 0);
+		close(fd);
+		if (got > 7)
+			printf("%u\n", reply[7]);
+		else
+			printf("none\n");
+	}
+	return 0;
+}
+
 static int swap(const char *link_pin)
 {
 	const struct bpf_insn insns[] = {
@@ -576,6 +621,8 @@ int main(int argc, char **argv)
 		return dial(argv[2], argv[3], "");
 	if (argc >= 4 && strcmp(argv[1], "dials") == 0)
 		return dials(argv[2], argc - 3, argv + 3);
+	if (argc == 5 && strcmp(argv[1], "raw") == 0)
+		return raw(argv[2], argv[3], argv[4]);
 	if (argc == 3 && strcmp(argv[1], "swap") == 0)
 		return swap(argv[2]);
 	if (argc == 8 && strcmp(argv[1], "connect_bench") == 0)
@@ -583,7 +630,7 @@ int main(int argc, char **argv)
 	if (argc == 6 && strcmp(argv[1], "bench") == 0)
 		return bench(argv[2], argv[3], argv[4], argv[5]);
 	fprintf(stderr, "usage: kt_tool serve SOCKET ID=ADDR:PORT... | gateway STORE MS ID=PEER... | "
-			"member SOCKET MEMBER [DST [mapped] [nonblock]] | dial SRC DST | dials DST SRC... | swap LINK | "
+			"member SOCKET MEMBER [DST [mapped] [nonblock]] | dial SRC DST | dials DST SRC... | raw SOCKET COUNT HEX | swap LINK | "
 			"bench SERVICE DIRECT SECONDS LINK\n");
 	return 2;
 }

@@ -36,10 +36,10 @@ RS_BUILD=${RS_BUILD:-build}
 KT_SERVICE=127.0.0.100:7000
 KT_NS="" KT_DIR="" KT_INO="" KT_AGENT_PID="" KT_GWS_PID="" KT_AGENT_STARTS=0 KT_CG="" KT_CONNECT=""
 KT_AT_EXIT=()
-# bash takes no PS4 from the environment as root: tests/kernel/run.sh's
-# RS_KT_TRACE stamps each traced line with the time here.
-# Its lines go to the test's own stderr (fd 19), never into a file a traced
-# command's stderr is redirected to.
+# RS_KT_TRACE (tests/kernel/run.sh): each traced line stamped with the time
+# (set here: bash takes no PS4 from the environment as root), written to the
+# test's own stderr (fd 19), never into a file a traced command's stderr is
+# redirected to.
 if [ -n "${RS_KT_TRACE:-}" ]; then
 	PS4='+ $EPOCHREALTIME '
 	exec 19>&2

@@ -57,6 +57,10 @@ for name in "${tests[@]}"; do
 		[ $want = 1 ] || continue
 	fi
 	out="$out_root/$name.out"
+	case $name in
+	steer_* | pin_*) limit=$((60 * scale)) ;;
+	*) limit=$((120 * scale)) ;;
+	esac
 	start=$(date +%s%N)
 	if [ "$name" = table ] || [ "$name" = precompute ]; then
 		"$build/kernel/${name}_test" >"$out" 2>&1 </dev/null
@@ -67,23 +71,19 @@ for name in "${tests[@]}"; do
 	else
 		case $name in
 		steer_* | pin_*)
-			timeout -k 5 $((60 * scale)) unshare -n -- sh -c 'ip link set lo up && exec "$@"' sh \
+			timeout -k 5 "$limit" unshare -n -- sh -c 'ip link set lo up && exec "$@"' sh \
 				"$build/kernel/${name%%_*}_test" "${name#*_}" >"$out" 2>&1 </dev/null
 			rc=$?
 			;;
 		*)
 			RS_BUILD="$build" RS_KT_DEADLINES="$deadlines" \
-				timeout -k 5 $((120 * scale)) bash ${RS_KT_TRACE:+-x} "$here/$name.sh" >"$out" 2>&1 </dev/null
+				timeout -k 5 "$limit" bash ${RS_KT_TRACE:+-x} "$here/$name.sh" >"$out" 2>&1 </dev/null
 			rc=$?
 			;;
 		esac
 	fi
 	secs=$(awk -v s="$start" -v e="$(date +%s%N)" 'BEGIN { printf "%.1f", (e - s) / 1e9 }')
-	case $name in
-	table | precompute) ;;
-	steer_* | pin_*) echo "$secs $((60 * scale)) $name: the whole test" >>"$deadlines" ;;
-	*) echo "$secs $((120 * scale)) $name: the whole test" >>"$deadlines" ;;
-	esac
+	case $name in table | precompute) ;; *) echo "$secs $limit $name: the whole test" >>"$deadlines" ;; esac
 	case $rc in
 	0)
 		pass=$((pass + 1))

@@ -124,17 +124,13 @@ tb=$(target_of sup-b)
 # a caller outside the steered cgroup (this shell).
 out=$(member c2 "$SOCK" sup-c)
 echo "$out" | grep -q '^refused key_in_use ' || fail "a second member for c2's netns: $out"
-reply=$(python3 -c '
-import socket,sys
-s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(bytes([0,0,0,7,1,3,9,0,0,1,0x61]))
-r=s.recv(512); print(r[7])' "$SOCK" 2>/dev/null) || true
+# (a member registration, type 3, its reserved flags byte set: 9)
+MALFORMED=0000000701030900000161
+reply=$("$RS_BUILD/kernel/kt_tool" raw "$SOCK" 1 $MALFORMED)
 [ "$reply" = 1 ] || fail "a malformed registration was not refused as malformed (reason $reply)"
-# Refusals hold nothing: after 80 more, registrations still work.
-python3 -c '
-import socket,sys
-for i in range(80):
-    s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(bytes([0,0,0,7,1,3,9,0,0,1,0x61])); s.recv(512); s.close()' "$SOCK" ||
-	fail "malformed registrations were not all answered"
+# Refusals hold nothing: after 80 more, each answered, registrations still work.
+replies=$("$RS_BUILD/kernel/kt_tool" raw "$SOCK" 80 $MALFORMED) || fail "malformed registrations: $replies"
+[ "$(grep -cx 1 <<<"$replies")" = 80 ] || fail "not all 80 malformed registrations refused as malformed: $(sort <<<"$replies" | uniq -c)"
 out=$(member c1 "$SOCK" sup-z)
 echo "$out" | grep -q '^registered ' || fail "a registration after 80 refusals: $out"
 out=$(nsenter --net="/run/netns/$KT_NS" "$RS_BUILD/kernel/kt_tool" member "$SOCK" sup-d)
