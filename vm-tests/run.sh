@@ -204,7 +204,7 @@ cp -p "$build"/kernel/* "$snap/kernel/"
 cp -pr "$top/tests/kernel" "$top/tests/pg" "$snap/src/tests/"
 cp -p "$here/guest.sh" "$snap/src/vm-tests/"
 "$top/tests/pg/pg_server.sh" template "$snap/pg-template.tar" >/dev/null ||
-	log "no PostgreSQL template cluster (is postgresql installed?): t_agent_store_stuck runs initdb in the guest"
+	log "no PostgreSQL template cluster (why: above): t_agent_store_stuck runs initdb in the guest"
 log "testing a snapshot of $build in $snap"
 build=$snap
 

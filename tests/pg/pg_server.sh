@@ -57,8 +57,9 @@ cmd=${1:-}
 dir=${2:-}
 [ -n "$cmd" ] && [ -n "$dir" ] || die "usage: pg_server.sh start|newdb|stop DIR [NAME]"
 case $dir in /*) ;; *) dir=$(pwd)/$dir ;; esac
-# A UNIX socket path (DIR/.s.PGSQL.5432) must fit in sun_path (107 bytes).
-[ ${#dir} -le 80 ] || die "DIR too long for a socket path: $dir"
+# A UNIX socket path (DIR/.s.PGSQL.5432) must fit in sun_path (107 bytes);
+# a template is a file, never a server's directory.
+[ "$cmd" = template ] || [ ${#dir} -le 80 ] || die "DIR too long for a socket path: $dir"
 
 case $cmd in
 start)
