@@ -47,7 +47,11 @@ if [ -n "${RS_KT_TRACE:-}" ]; then
 fi
 KT_SCALE=${RS_KT_SCALE:-1}
 KT_HTTP_S=$((2 * KT_SCALE))          # curl --max-time for a local /metrics
-KT_STEER_WAIT_MS=$((1000 * KT_SCALE)) # the agents' --steer-wait
+# The agents' --steer-wait: a registration's answer waits for the store at
+# most this long.  A maximum, paid only where a test wants the answer
+# without a target (t_agent_store_stuck); ten times the slowest steer seen
+# through PostgreSQL in a loaded guest (1.2 s of 20), twice over.
+KT_STEER_WAIT_MS=$((2500 * KT_SCALE))
 
 kt_log() { printf '%s %s\n' "$(date +%H:%M:%S.%3N)" "$*" >&2; }
 kt_ns() { nsenter --net="/run/netns/$KT_NS" "$@"; }
