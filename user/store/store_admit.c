@@ -3,11 +3,14 @@
  * library's placement rule over the store's live state, and the members'
  * rows written, all in one write transaction.
  *
- * Guarantees: each decision is exactly rs_placer_decide() (hence
- * rs_place()) over the snapshot read inside the transaction: ring = live
- * gateway ids, load = counted sessions per live gateway (attached count
- * plus unexpired reservations), draining from the gateway rows, the
- * member's own counted row as its stale record, at = the deciding gateway.
+ * Guarantees: each decision is exactly rs_admit_decide() (admission.h:
+ * the rule, then the overrides of the arrival's kind) over the snapshot
+ * read inside the transaction: ring = live gateway ids, load = counted
+ * sessions per live gateway (attached count plus unexpired reservations),
+ * draining from the gateway rows, the member's own counted row as its
+ * record, at = the deciding gateway.  This file reads the snapshot, maps
+ * struct rs_admit's flags to the arrival kind (in kind_of(), only there)
+ * and writes the member's row; it decides nothing itself.
  * Write transactions are serialized across handles (backend.h), so two
  * gateways deciding at once see each other's rows and reservations.
  * Nothing is written unless the whole batch commits; on an error the
@@ -23,23 +26,25 @@
  * its items admitted one at a time in order would (tests/unit compares).
  *
  * A handoff (a->handoff) is one step of a draining gateway's plan, decided
- * exactly as rs_drain_plan() decides it over the same snapshot: the
- * deciding gateway is out of the search, the member comes from nowhere
- * (at -1, no stay) with its counted row here as the stale record, and its
- * row becomes a reservation at the target that the next step counts.
+ * exactly as rs_drain_plan() decides it over the same snapshot (the
+ * deciding gateway out of the search, the member from nowhere with its
+ * counted row here as the stale record), and its row becomes a
+ * reservation at the target that the next step counts.
  *
  * The ring and its placer are cached in the handle and rebuilt only when the
  * set of live gateway ids changes (128 SHA-256 per gateway is most of the
  * cost otherwise); loads are reset from the snapshot on every batch.
  *
  * Reading that snapshot is shared with rs_store_whatif() (store_whatif.c)
- * and rs_store_steer() (store_steer.c) through store_snapshot.h, so a
- * what-if decides over exactly what an admission would. */
+ * and rs_store_steer() (store_steer.c) through store_snapshot.h, and they
+ * decide with rs_admit_decide() too, so a what-if decides over exactly
+ * what an admission would, exactly as it would. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ringsteer/admission.h"
 #include "ringsteer/placer.h"
 #include "ringsteer/proto.h"
 #include "store_internal.h"
@@ -80,13 +85,27 @@ static int write_member_row(struct rs_store *st, const struct rs_admit *a, const
 	return rs_store_member_write(st, before, &r, a->now_ms);
 }
 
-/* Whether the member's row m lets arrival a be decided: 0, or -ESTALE when
- * this connection is superseded.  A handoff needs the row to be exactly
- * its attachment here (this gateway, this epoch); an arrival needs no newer
- * epoch, and an equal one only where it was accepted. */
-static int check_member_row(const struct rs_admit *a, const struct rs_member_row *m)
+/* The arrival kind a's flags say (admit_ok() refuses handoff with
+ * deferred): the one place struct rs_admit's booleans are read as such. */
+static enum rs_arrival_kind kind_of(const struct rs_admit *a)
 {
-	if (a->handoff || a->deferred) {
+	if (a->handoff)
+		return RS_ARRIVE_HANDOFF;
+	if (a->deferred)
+		return RS_ARRIVE_DEFERRED;
+	if (!a->stay)
+		return RS_ARRIVE_SERVICE;
+	return a->redirected ? RS_ARRIVE_REDIRECTED : RS_ARRIVE_STAY;
+}
+
+/* Whether the member's row m lets arrival a (of kind kind) be decided: 0,
+ * or -ESTALE when this connection is superseded.  A handoff or a deferred
+ * placement needs the row to be exactly its attachment here (this gateway,
+ * this epoch); an arrival needs no newer epoch, and an equal one only
+ * where it was accepted. */
+static int check_member_row(enum rs_arrival_kind kind, const struct rs_admit *a, const struct rs_member_row *m)
+{
+	if (kind == RS_ARRIVE_HANDOFF || kind == RS_ARRIVE_DEFERRED) {
 		if (!m->found || m->row.epoch != a->epoch || strcmp(m->row.gateway_id, a->gateway_id) != 0)
 			return -ESTALE;
 		return 0;
@@ -99,36 +118,6 @@ static int check_member_row(const struct rs_admit *a, const struct rs_member_row
 	    strcmp(m->row.gateway_id, a->gateway_id) != 0)
 		return -ESTALE;
 	return 0;
-}
-
-/* A gateway taken out of the search for one decision (its placer entry
- * as it was, to put back). */
-struct exclusion {
-	int gw; /* -1: none */
-	struct rs_gateway_load saved;
-};
-
-/* Takes gateway gw out of the search and out of G for this decision only
- * (restore() puts it back before the next item): a handing-off gateway,
- * whatever its row says (it drains by contract), or a redirect target the
- * member could not reach.  Its supervisors still count in N. */
-static int exclude_gateway(struct rs_store *st, uint32_t gw, struct exclusion *x)
-{
-	struct rs_gateway_load load;
-	int err = rs_placer_get(st->placer, gw, &load);
-
-	if (err)
-		return err;
-	x->gw = (int)gw;
-	x->saved = load;
-	load.draining = true;
-	return rs_placer_set(st->placer, gw, &load);
-}
-
-static void restore(struct rs_store *st, const struct exclusion *x)
-{
-	if (x->gw >= 0)
-		rs_placer_set(st->placer, (uint32_t)x->gw, &x->saved); /* in range: it was got */
 }
 
 /* Moves one counted row in the snapshot's loads: from ring gateway `from`
@@ -160,100 +149,41 @@ int rs_store_move_load(struct rs_store *st, int from, int to)
 static int admit_one(struct rs_store *st, struct rs_admit *a, int at)
 {
 	const struct rs_gateway_row *here = &st->live.rows[at], *target;
-	struct exclusion x = { .gw = -1 };
+	struct rs_admit_input in = { .member_id = a->member_id, .kind = kind_of(a), .at = at, .liveness = a->liveness };
+	struct rs_admit_outcome o;
 	struct rs_member_row m;
-	bool fallback, reserved_here;
-	struct rs_arrival arrival = { .member_id = a->member_id, .stay = a->stay, .stale = -1, .at = at };
 	struct member_facts facts = {
 		.instance_id = a->instance_id ? a->instance_id : "",
 		.sandboxes = a->sandboxes,
 		.source = a->source ? a->source : "",
 	};
-	struct rs_decision d;
 	int err;
 
 	err = rs_store_member_row(st, a->member_id, &m);
+	if (!err)
+		err = check_member_row(in.kind, a, &m);
+	if (!err)
+		err = rs_store_stale_record(st, &m, a->now_ms, &in.record_at);
 	if (err)
 		return err;
-	err = check_member_row(a, &m);
+	in.record = rs_store_record_kind(&m, in.record_at);
+	if (in.kind == RS_ARRIVE_HANDOFF || in.kind == RS_ARRIVE_DEFERRED)
+		facts = (struct member_facts){ m.row.instance_id, m.row.sandboxes, m.row.source }; /* the row it had */
+	err = rs_admit_decide(st->placer, &in, &o);
 	if (err)
 		return err;
-	err = rs_store_stale_record(st, &m, a->now_ms, &arrival.stale);
-	if (err)
-		return err;
-	if (a->handoff) {
-		/* Placed from nowhere, never kept here.  Its row (here, this
-		 * epoch) is its stale record while it counts. */
-		err = exclude_gateway(st, (uint32_t)at, &x);
-		if (err)
-			return err;
-		arrival.at = -1;
-		arrival.stay = false;
-		arrival.handoff = arrival.stale >= 0;
-		facts = (struct member_facts){ m.row.instance_id, m.row.sandboxes, m.row.source };
-	}
-	if (a->deferred) {
-		/* From nowhere, over the whole serving ring (this gateway too):
-		 * its row here is its stale record. */
-		arrival.at = -1;
-		arrival.stay = false;
-		facts = (struct member_facts){ m.row.instance_id, m.row.sandboxes, m.row.source };
-	}
-	/* A Service fallback after a failed redirect: its reservation at the
-	 * target it could not reach is its stale record (store.h). */
-	fallback = a->stay && !a->redirected && !a->handoff && !a->deferred && m.found && m.row.state == RS_SESSION_PENDING &&
-		   arrival.stale >= 0 && arrival.stale != at;
-	if (fallback) {
-		err = exclude_gateway(st, (uint32_t)arrival.stale, &x);
-		if (err)
-			return err;
-		arrival.stay = false;
-	}
-	/* Arrived where its pending reservation is: the rule chose this gateway
-	 * when the reservation was written (by a node agent steering the
-	 * member's connect, or by a redirect whose target it reached through
-	 * the Service), and the reservation has counted in its load since.
-	 * Accepted as a redirect's target is, unless draining, so the kernel's
-	 * choice and the gateway's agree even when loads moved in between. */
-	reserved_here = !a->stay && !a->handoff && !a->deferred && m.found && m.row.state == RS_SESSION_PENDING &&
-			arrival.stale >= 0 && arrival.stale == at;
-	err = rs_placer_decide(st->placer, &arrival, &d);
-	restore(st, &x);
-	if (err)
-		return err;
-	if (d.gateway >= st->live.n)
+	if (o.decision.gateway >= st->live.n)
 		return -EIO;
-	if (reserved_here && here->state == RS_GATEWAY_SERVING && d.gateway != (uint32_t)at) {
-		d.gateway = (uint32_t)at;
-		d.reason = RS_REASON_RESERVED;
-		d.full = false;
-	}
-	/* Arrived elsewhere while its reservation holds a place: it goes
-	 * there (a restart goes home; the reservation counted all along). */
-	if (!a->stay && !a->handoff && !a->deferred && !reserved_here && d.gateway != (uint32_t)arrival.stale &&
-	    rs_store_goes_home(st, &m, arrival.stale, d.cap)) {
-		d.gateway = (uint32_t)arrival.stale;
-		d.reason = RS_REASON_RESERVED;
-		d.full = false;
-	}
-	if (fallback && here->state == RS_GATEWAY_SERVING && (st->loads[at] < d.cap || a->liveness)) {
-		a->over_cap = st->loads[at] >= d.cap;
-		d.gateway = (uint32_t)at;
-		d.reason = RS_REASON_STAY;
-		d.full = false;
-	}
-	target = &st->live.rows[d.gateway];
-	if (a->handoff && target == here)
-		return -EIO; /* the placer searched without it: cannot be */
-	if (a->deferred && (target == here || st->loads[at] <= d.cap)) {
-		/* Not above the cap (any more), or the rule keeps it: it stays,
-		 * its attachment as it was. */
+	a->over_cap = o.over_cap;
+	if (o.stays) {
+		/* A deferred member kept here: its attachment as it was. */
 		a->accepted = true;
-		a->decision = d;
+		a->decision = o.decision;
 		memcpy(a->target_id, here->id, sizeof(a->target_id));
 		memcpy(a->target_peer, here->peer, sizeof(a->target_peer));
 		return 0;
 	}
+	target = &st->live.rows[o.decision.gateway];
 	if (target == here)
 		err = write_member_row(st, a, &m, &facts, target->id, RS_SESSION_ACTIVE,
 				       rs_store_time_add(a->now_ms, st->opt.ttl_ms));
@@ -261,12 +191,12 @@ static int admit_one(struct rs_store *st, struct rs_admit *a, int at)
 		err = write_member_row(st, a, &m, &facts, target->id, RS_SESSION_PENDING,
 				       rs_store_time_add(a->now_ms, st->opt.reservation_ms));
 	if (!err)
-		err = rs_store_move_load(st, arrival.stale, (int)d.gateway);
+		err = rs_store_move_load(st, in.record_at, (int)o.decision.gateway);
 	if (err)
 		return err;
 	a->accepted = target == here;
-	a->fallback = fallback;
-	a->decision = d;
+	a->fallback = o.fallback;
+	a->decision = o.decision;
 	memcpy(a->target_id, target->id, sizeof(a->target_id));
 	memcpy(a->target_peer, target->peer, sizeof(a->target_peer));
 	return 0;

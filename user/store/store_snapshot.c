@@ -182,11 +182,11 @@ int rs_store_stale_record(struct rs_store *st, const struct rs_member_row *m, in
 	return 0;
 }
 
-bool rs_store_goes_home(const struct rs_store *st, const struct rs_member_row *m, int stale, uint32_t cap)
+enum rs_record_kind rs_store_record_kind(const struct rs_member_row *m, int stale)
 {
-	if (stale < 0 || !m->found || m->row.state != RS_SESSION_PENDING)
-		return false;
-	return st->live.rows[stale].state == RS_GATEWAY_SERVING && st->loads[stale] - 1 < cap;
+	if (stale < 0)
+		return RS_RECORD_NONE;
+	return m->row.state == RS_SESSION_PENDING ? RS_RECORD_RESERVED : RS_RECORD_ATTACHED;
 }
 
 int rs_store_member_write(struct rs_store *st, const struct rs_member_row *before, const struct rs_session_row *r,

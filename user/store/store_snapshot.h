@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ringsteer/admission.h"
 #include "store_internal.h"
 
 /* A member's session row, if it has one. */
@@ -40,13 +41,10 @@ int rs_store_load_placer(struct rs_store *st, int64_t now);
  * gateway).  Returns 0, or -EIO when that gateway's load misses the row. */
 int rs_store_stale_record(struct rs_store *st, const struct rs_member_row *m, int64_t now, int *stale);
 
-/* Whether an arrival through the Service (no stay) whose own counted row
- * is a reservation at live gateway `stale` goes there rather than where the
- * rule says: the gateway serves and, without this member, is below cap.
- * Its load already counts the reservation, so going home changes no load:
- * what a departure's reservation (rs_store_session_leave) keeps for a
- * restart, and a redirect's or a steer's for the member that was sent. */
-bool rs_store_goes_home(const struct rs_store *st, const struct rs_member_row *m, int stale, uint32_t cap);
+/* Returns what m's row is to the admission rule (admission.h) given its
+ * stale record from rs_store_stale_record(): none when stale is -1, else a
+ * reservation or an attachment at stale. */
+enum rs_record_kind rs_store_record_kind(const struct rs_member_row *m, int stale);
 
 /* Keeps the snapshot current after a write moved one counted row from
  * live gateway `from` to `to` (either -1: none): st->loads and the

@@ -6,7 +6,7 @@
  *
  * Guarantees: the choice is the one rs_store_admit() would make for the
  * same member arriving through the Service (no stay, not redirected) over
- * the same snapshot (store_snapshot.h, the same placer), and it is written
+ * the same snapshot (store_snapshot.h, rs_admit_decide()), and it is written
  * as that member's pending reservation at the target, exactly as a redirect
  * writes one: concurrent registrations and arrivals count it, and when the
  * member arrives at the target the gateway's own decision takes the
@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ringsteer/placer.h"
+#include "ringsteer/admission.h"
 #include "store_internal.h"
 #include "store_snapshot.h"
 
@@ -40,31 +40,34 @@ struct steer {
  * sees it as a separate transaction would. */
 static int steer_one(struct rs_store *st, const char *member_id, int64_t now_ms, struct rs_store_steer *out)
 {
-	struct rs_arrival arrival = { .member_id = member_id, .at = -1, .stale = -1 };
+	struct rs_admit_input in = { .member_id = member_id, .kind = RS_ARRIVE_SERVICE, .at = -1 };
+	struct rs_admit_outcome o;
 	struct rs_member_row m;
-	struct rs_decision d;
 	struct rs_session_row r = { 0 };
 	const struct rs_gateway_row *target;
 	int err;
 
 	err = rs_store_member_row(st, member_id, &m);
 	if (!err)
-		err = rs_store_stale_record(st, &m, now_ms, &arrival.stale);
+		err = rs_store_stale_record(st, &m, now_ms, &in.record_at);
 	if (err)
 		return err;
-	if (arrival.stale >= 0 && st->live.rows[arrival.stale].state == RS_GATEWAY_SERVING) {
-		target = &st->live.rows[arrival.stale];
-		out->home = m.row.state == RS_SESSION_ACTIVE;
+	in.record = rs_store_record_kind(&m, in.record_at);
+	if (in.record_at >= 0 && st->live.rows[in.record_at].state == RS_GATEWAY_SERVING) {
+		target = &st->live.rows[in.record_at];
+		out->home = in.record == RS_RECORD_ATTACHED;
 		out->reserved = false;
 		goto done;
 	}
-	err = rs_placer_decide(st->placer, &arrival, &d);
+	/* Its row, if it counts, is at a draining gateway: no override
+	 * applies, and the answer is the rule's. */
+	err = rs_admit_decide(st->placer, &in, &o);
 	if (err)
 		return err;
-	if (d.gateway >= st->live.n)
+	if (o.decision.gateway >= st->live.n)
 		return -EIO;
-	target = &st->live.rows[d.gateway];
-	if (arrival.stale >= 0 && m.row.state == RS_SESSION_ACTIVE) {
+	target = &st->live.rows[o.decision.gateway];
+	if (in.record == RS_RECORD_ATTACHED) {
 		/* Attached to a draining gateway: its drain hands it off (make-
 		 * before-break); a reservation here would supersede that link. */
 		out->home = false;
@@ -79,7 +82,7 @@ static int steer_one(struct rs_store *st, const char *member_id, int64_t now_ms,
 	r.expires_ms = rs_store_time_add(now_ms, st->opt.reservation_ms);
 	err = rs_store_member_write(st, &m, &r, now_ms);
 	if (!err)
-		err = rs_store_move_load(st, arrival.stale, (int)d.gateway);
+		err = rs_store_move_load(st, in.record_at, (int)o.decision.gateway);
 	if (err)
 		return err;
 	out->home = false;

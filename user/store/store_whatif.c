@@ -1,17 +1,19 @@
 /* store_whatif.c - rs_store_whatif: where rs_store_admit() would place a
  * member arriving now through the Service, without writing anything.
  *
- * Guarantee: the decision is the one an admission of the same member (no
- * stay, not redirected, not a handoff) would make over the same snapshot,
- * because it is read by the same functions (store_snapshot.h) and decided
- * by the same placer.  Where it landed does not matter to such an arrival
- * (the rule only looks at `at` for a stay), so it is -1.  The transaction
+ * Guarantee: the decision is the one an admission of the same member
+ * through the Service (RS_ARRIVE_SERVICE) would make over the same
+ * snapshot, because it is read by the same functions (store_snapshot.h)
+ * and decided by the same function, rs_admit_decide().  Where it landed
+ * does not matter to such an arrival (the rule only looks at `at` for a
+ * stay, the overrides for a reservation right there), so it is -1, and a
+ * reservation of its own elsewhere still sends it home.  The transaction
  * is a read: a what-if never holds the writers' lock, and works on a
  * read-only handle. */
 #include <errno.h>
 #include <string.h>
 
-#include "ringsteer/placer.h"
+#include "ringsteer/admission.h"
 #include "store_internal.h"
 #include "store_snapshot.h"
 
@@ -25,7 +27,8 @@ struct whatif {
 static int whatif(struct rs_store *st, void *arg)
 {
 	struct whatif *w = arg;
-	struct rs_arrival arrival = { .member_id = w->member_id, .at = -1, .stale = -1 };
+	struct rs_admit_input in = { .member_id = w->member_id, .kind = RS_ARRIVE_SERVICE, .at = -1 };
+	struct rs_admit_outcome o;
 	struct rs_member_row m;
 	int err;
 
@@ -40,21 +43,16 @@ static int whatif(struct rs_store *st, void *arg)
 	err = rs_store_load_placer(st, w->now_ms);
 	if (err)
 		return err;
-	err = rs_store_stale_record(st, &m, w->now_ms, &arrival.stale);
+	err = rs_store_stale_record(st, &m, w->now_ms, &in.record_at);
 	if (err)
 		return err;
-	err = rs_placer_decide(st->placer, &arrival, &w->decision);
+	in.record = rs_store_record_kind(&m, in.record_at);
+	err = rs_admit_decide(st->placer, &in, &o);
 	if (err)
 		return err;
-	if (w->decision.gateway >= st->live.n)
+	if (o.decision.gateway >= st->live.n)
 		return -EIO;
-	/* As an admission landing elsewhere decides (store_admit.c). */
-	if (arrival.stale >= 0 && w->decision.gateway != (uint32_t)arrival.stale &&
-	    rs_store_goes_home(st, &m, arrival.stale, w->decision.cap)) {
-		w->decision.gateway = (uint32_t)arrival.stale;
-		w->decision.reason = RS_REASON_RESERVED;
-		w->decision.full = false;
-	}
+	w->decision = o.decision;
 	memcpy(w->target_id, st->live.rows[w->decision.gateway].id, sizeof(w->target_id));
 	return 0;
 }
