@@ -12,4 +12,7 @@
  * interleave. */
 void rs_log(FILE *out, const char *level, const char *who, ...) __attribute__((sentinel));
 
+/* rs_log with the pairs in a NULL-terminated array. */
+void rs_log_kv(FILE *out, const char *level, const char *who, const char *const *kv);
+
 #endif

@@ -1,7 +1,9 @@
 /* gateway.h - the reference gateway's state, shared by its files: the
- * configuration, the event loop and its listeners, the store and whether it
- * answers, the attached connections, and the counters /metrics exports.  One gateway per process;
- * everything hangs off the struct gateway that main() owns. */
+ * configuration, the event loop and its listeners, the store worker, the
+ * connections' I/O, TLS and the node agent.  What the gateway decides is
+ * the library's gateway core (include/ringsteer/gateway_core.h): these
+ * files carry its frames, timers and store requests.  One gateway per
+ * process; everything hangs off the struct gateway that main() owns. */
 #ifndef RS_GATEWAY_H
 #define RS_GATEWAY_H
 
@@ -17,6 +19,7 @@
 #include <openssl/ssl.h>
 
 #include "ringsteer/drain.h"
+#include "ringsteer/gateway_core.h"
 #include "ringsteer/proto.h"
 #include "ringsteer/store.h"
 #include "ringsteer/store_worker.h"
@@ -56,34 +59,6 @@ struct gw_config {
 	bool insecure;               /* plaintext, by explicit choice */
 };
 
-/* Reasons a connection is refused, as metric labels; order = enum. */
-enum gw_reject {
-	GW_REJECT_BAD_FRAME,
-	GW_REJECT_BAD_VERSION,
-	GW_REJECT_BAD_TOKEN,
-	GW_REJECT_BAD_MEMBER,
-	GW_REJECT_HELLO_TIMEOUT,
-	GW_REJECT_SUPERSEDED,
-	GW_REJECT_UNAVAILABLE,
-	GW_REJECT_LIMIT,             /* reserved label, kept for existing queries: unused */
-	GW_REJECT_FRAME_TOO_LARGE,   /* a frame announced more than --max-frame */
-	GW_REJECT_UNAUTH_PER_SOURCE, /* --max-unauth-per-source reached at accept */
-	GW_REJECT_UNAUTH_TOTAL,      /* --max-unauth reached at accept */
-	GW_REJECT_SESSIONS,          /* --max-sessions reached: the arrival would exceed it */
-	GW_REJECT_TLS_HANDSHAKE,     /* the TLS handshake failed (no, or a refused, client certificate, ...) */
-	GW_REJECT_CLIENT_CERT,       /* mTLS: the client certificate does not name the HELLO's member */
-	GW_REJECT_COUNT
-};
-
-/* A token bucket for one kind of log line that a peer can cause at will:
- * bursts pass, a flood is summarised (the next line logged says how many
- * were dropped) instead of filling the disk (log_rate.c). */
-struct gw_log_rate {
-	int64_t last_ms;       /* monotonic: last refill */
-	uint32_t credit_milli; /* thousandths of a line */
-	uint64_t suppressed;   /* lines dropped since the last one logged */
-};
-
 /* Outcomes of a registration attempt with the node agent, as metric labels
  * (ringsteer_gateway_agent_registrations_total{result}); order = enum. */
 enum gw_agent_result {
@@ -115,60 +90,25 @@ struct gw_agent_link {
 	uint64_t failures;       /* failed attempts since the last success */
 };
 
+/* The glue's own counters; the core owns the rest (rs_gw_core_counters). */
 struct gw_counters {
-	uint64_t accepts;             /* placements that attached here */
-	uint64_t redirects_placement; /* placements that sent the member elsewhere */
-	uint64_t redirects_drain;
-	uint64_t redirects_deferred;  /* degraded arrivals placed by the rule once claimed */
-	uint64_t over_cap_accepts;    /* fallbacks accepted above the cap for liveness */
-	uint64_t stays;               /* accepts honoring STAY */
-	uint64_t reserved;            /* accepts where the member's reservation was (store_admit.c) */
-	uint64_t owner_fallbacks;
-	uint64_t rejects[GW_REJECT_COUNT];
-	uint64_t store_errors;
-	uint64_t superseded_closed;   /* attached connections closed for a newer epoch */
-	uint64_t handoffs_completed;  /* redirected by the drain, left before the deadline */
-	uint64_t handoffs_timed_out;  /* redirected, still attached at the deadline: closed */
-	uint64_t handoffs_abandoned;  /* still attached when the budget ran out: closed */
-	uint64_t degraded_accepts;    /* accepted without the store (it was unavailable) */
-	uint64_t claims_recorded;     /* degraded sessions the store learnt on its return */
-	uint64_t claims_superseded;   /* degraded sessions the store had a newer epoch for: closed */
 	uint64_t tls_reloads_ok;      /* SIGHUP: certificate, key and CA read anew */
 	uint64_t tls_reloads_failed;  /* SIGHUP: the files were unusable; the old ones still serve */
 	uint64_t agent_attempts[GW_AGENT_RESULT_COUNT]; /* registrations with the node agent, by result */
-	uint64_t store_batches;       /* admission transactions run (each decides one or more) */
-	uint64_t store_batched;       /* admissions and handoffs decided in them */
-	uint64_t store_cancelled;     /* queued admissions answered "unavailable" behind a stuck call */
-	uint64_t store_statements;    /* the store handle's rs_store_statements(), as of the last heartbeat */
-};
-
-/* A session end the store could not be told yet (store_call.c): kept until
- * it answers, because nothing else ever ends an attached row now. */
-struct gw_owed_end {
-	struct gw_owed_end *next;
-	uint64_t epoch;
-	bool keep_place;
-	char member_id[RS_ID_MAX + 1];
-};
-
-/* A member's Service fallbacks refused here in a row (rounds.c). */
-struct gw_round {
-	struct gw_round *next;
-	uint32_t n;
-	int64_t last_ms; /* monotonic: the last refusal */
-	char member_id[RS_ID_MAX + 1];
 };
 
 struct gw_conn;
-struct gw_member;
 
 struct gateway {
 	struct gw_config cfg;
 	char who[RS_ID_MAX + 16];     /* "gateway=<id>" for log lines */
 	struct event_base *base;
+	struct rs_gw_core *core;      /* what the gateway decides */
+	struct event *core_ev;        /* the core's next wake */
+	int64_t core_wake_ms;         /* what core_ev is armed for */
 	struct rs_store *store;       /* owned by the worker while it runs: never used on the loop */
-	struct rs_store_worker *worker; /* every store call, off the loop (store_call.c) */
-	struct event *store_watch_ev; /* judges a call that runs too long (store_health.c) */
+	struct rs_store_worker *worker; /* runs the core's store requests, off the loop (store_call.c) */
+	struct event *store_watch_ev; /* judges a call that runs too long (store_call.c) */
 	struct rs_secret secret;
 	struct evconnlistener *listen_lst, *peer_lst;
 	struct evhttp *http;
@@ -180,128 +120,35 @@ struct gateway {
 	uint8_t heartbeat_frame[16];  /* HEARTBEAT, encoded once: queued by reference */
 	size_t heartbeat_len;         /* 0: not encoded (each is then encoded anew) */
 	struct gw_conn *conns;        /* every open connection, doubly linked */
-	struct gw_member *members;    /* attached connections by member id (member_index.c) */
-	size_t n_attached;
-	size_t n_unrecorded;          /* attached, accepted degraded, not claimed yet */
-	size_t n_handoff_jobs;        /* handoff transactions submitted, not answered */
-	size_t n_handoff_conns;       /* redirected by the drain, still attached */
-	struct gw_conn *drain_cursor; /* where the drain looks for the next one to hand off */
-	struct gw_owed_end *owed;     /* session ends waiting for the store */
-	bool heartbeat_in_flight;     /* a store heartbeat is queued or running */
-	bool sandboxes_owed;          /* some connection's count waits for the store */
-	bool membership_in_flight;    /* the drain's membership read is queued or running */
-	bool others_serving;          /* its answer: another serving gateway is live */
-	bool exiting;                 /* leaving: the gateway's row goes, with every session row */
 	bool remove_on_exit;          /* delete our row once the worker has stopped */
-	bool registered;              /* the store has our row: /readyz */
-	bool stopping;                /* SIGTERM: exit once drained */
-	bool draining;                /* handing off; not ready; never a target */
-	bool drain_unrecorded;        /* draining, but the store has not been told yet */
-	bool store_up;                /* the last store operation found the store answering */
-	struct rs_drain drain;
-	const struct rs_clock *clock; /* the drain's clock: rs_clock_system() */
-	struct event *drain_ev;
-	struct event *deferred_ev;    /* paces deferred placements (deferred.c) */
-	size_t n_deferred_due;        /* connections marked deferred_due */
-	size_t n_deferred_jobs;       /* deferred placements submitted, not answered */
-	int64_t store_back_ms;        /* monotonic: when the store last answered again */
-	struct gw_round *rounds;      /* fallback runs under way (rounds.c) */
 	struct gw_counters counters;
 	struct gw_unauth unauth;      /* connections waiting for HELLO, per source */
-	struct gw_log_rate reject_log[GW_REJECT_COUNT];
 	struct gw_agent_link agent_listen, agent_peer; /* with --agent: each listener's registration */
 };
+
+/* Now, as the core takes it. */
+struct rs_gw_time gw_now(void);
+
+/* Re-arms the core's timer for its next wake; called after every event
+ * given to the core (conn.c). */
+void gw_core_settle(struct gateway *gw);
+
+/* The core's callbacks over this gateway's connections and store (conn.c). */
+extern const struct rs_gw_callbacks gw_core_callbacks;
 
 /* Accepts a new connection from a listener (conn.c). */
 void gw_conn_accept(struct evconnlistener *lst, evutil_socket_t fd, struct sockaddr *sa, int socklen, void *arg);
 
-/* Frees the member index (member_index.c; the connections are not touched). */
-void gw_member_index_free(struct gateway *gw);
+/* Writes what each connection has queued, best effort, now, and frees
+ * them all: the loop will not run again for them (conn.c). */
+void gw_conn_free_all(struct gateway *gw);
 
-/* Frees every connection, sending GOODBYE reason first (conn.c). */
-void gw_conn_close_all(struct gateway *gw, uint8_t goodbye_reason);
+/* Hands req to the store worker (the core's store callback; store_call.c). */
+int gw_store_submit(struct gateway *gw, struct rs_gw_store_req *req);
 
-/* The heartbeat tick: sends HEARTBEAT to every attached supervisor and
- * submits the store heartbeat (our row only); when the store answers after
- * an outage, claims the sessions accepted meanwhile (heartbeat.c). */
-void gw_conn_heartbeat(struct gateway *gw);
-
-/* Returns the number of attached supervisors, the most sandboxes one of
- * them carries, and how many of them the store does not know yet (accepted
- * degraded) (conn.c); supervisors being handed off still count. */
-void gw_conn_gauges(const struct gateway *gw, uint64_t *supervisors, uint64_t *busiest, uint64_t *unrecorded);
-
-/* The drain's budget is spent (RS_DRAIN_CLOSE_REST): sends GOODBYE
- * shutdown to every supervisor still attached, ending its handoff if one is
- * in flight, and counts and logs each as a handoff abandoned (conn.c). */
-void gw_conn_goodbye_rest(struct gateway *gw);
-
-/* Starts draining (drain.c): row draining, /readyz failing, paced handoffs.
- * exit_after: leave the loop once drained (SIGTERM). */
-void gw_drain_start(struct gateway *gw, bool exit_after);
-
-/* The drain's timer callback (drain.c). */
-void gw_drain_tick(evutil_socket_t fd, short what, void *arg);
-
-/* A member's fallback rounds refused here in a row (rounds.c): how many;
- * one more refused; the run ended (it attached here); all freed. */
-uint32_t gw_rounds_get(struct gateway *gw, const char *member_id);
-void gw_rounds_refused(struct gateway *gw, const char *member_id);
-void gw_rounds_end(struct gateway *gw, const char *member_id);
-void gw_rounds_free(struct gateway *gw);
-
-/* The deferred placements' timer callback: hands off the next connection
- * marked deferred_due, one per --drain-pace (deferred.c). */
-void gw_deferred_tick(evutil_socket_t fd, short what, void *arg);
-
-/* Writes our row's draining state (off the loop); drain_unrecorded stays
- * set until the store has it (drain.c). */
-void gw_drain_record(struct gateway *gw);
-
-/* Whether err from a store call means the store is unavailable (the backend
- * could not get an answer: busy past the timeout, I/O, a lost connection),
- * as opposed to an answer the caller handles (store_health.c). */
-bool gw_store_unavailable(int err);
-
-/* Records a store call's outcome in store_up (0 or an answer: up; an
- * unavailable error: down), logging each change once (store_health.c). */
-void gw_store_outcome(struct gateway *gw, int err);
-
-/* Whether store calls other than the heartbeat should be tried: after a
- * failure only the heartbeat probes the store, so an outage holds the
- * worker one store timeout per heartbeat, not one per arrival, and
- * arrivals are accepted degraded at once (store_health.c). */
-bool gw_store_usable(const struct gateway *gw);
-
-/* Starts the watch that judges the store unavailable when one call has run
- * past twice --store-timeout, answering the admissions queued behind it at once
- * (store_health.c).  Returns 0 or -ENOMEM. */
+/* Starts the watch that tells the core the store has stalled when one call
+ * has run past twice --store-timeout (store_call.c).  Returns 0 or -ENOMEM. */
 int gw_store_watch_start(struct gateway *gw);
-
-/* A store call made off the loop (store_call.c): run on the worker thread,
- * touching only what the call carries; done on the loop with run's result,
- * and frees the call. */
-struct gw_call {
-	int (*run)(struct rs_store *st, struct gw_call *call);
-	void (*done)(struct gw_call *call, int err);
-};
-
-/* Queues call on the store worker.  Returns 0, or -errno when it could not
- * be queued (call->done is then not run: the caller still owns call). */
-int gw_store_call(struct gateway *gw, struct gw_call *call);
-
-/* Ends member's row at epoch here, off the loop; while the store is away
- * (or the end fails for want of it) it is owed and sent on its return
- * (store_call.c).  keep_place: a supervisor that went away, whose place
- * is kept --home-grace for its return (rs_store_session_leave), unless we
- * drain; else the row goes (a place it could not use). */
-void gw_store_end_session(struct gateway *gw, const char *member_id, uint64_t epoch, bool keep_place);
-
-/* Sends the session ends owed since the store went away (store_call.c). */
-void gw_store_flush_owed(struct gateway *gw);
-
-/* The batchable job kind of admissions and handoffs (store_call.c). */
-extern const struct rs_store_job_kind gw_admit_kind;
 
 /* Builds the TLS context from --tls-cert/--tls-key/--tls-ca, or leaves it
  * NULL under --insecure (logged).  Returns 0 or -errno, logged (tls_server.c). */
@@ -340,13 +187,5 @@ const char *gw_agent_result_label(enum gw_agent_result r);
 
 /* Serves /metrics, /readyz, /healthz on cfg.metrics.  Returns 0 or -errno (metrics.c). */
 int gw_metrics_start(struct gateway *gw);
-
-/* Returns the reject reason's metric label (metrics.c). */
-const char *gw_reject_label(enum gw_reject r);
-
-/* Whether a line may be logged now from bucket r (monotonic now_ms); when
- * it may, *suppressed is the number of lines dropped since the last one
- * (log_rate.c). */
-bool gw_log_rate_allow(struct gw_log_rate *r, int64_t now_ms, uint64_t *suppressed);
 
 #endif

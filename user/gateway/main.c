@@ -1,7 +1,9 @@
 /* main.c - ringsteer-gateway: the reference gateway.  Parses flags, loads
  * its TLS certificate (or is told --insecure), opens the store and the
- * listeners, registers, runs the event loop; SIGTERM drains (drain.c) and
- * exits, SIGHUP reloads the TLS files without dropping a connection. */
+ * listeners, registers, then runs the library's gateway core on the event
+ * loop (conn.c, store_call.c); SIGTERM drains and exits, SIGHUP reloads
+ * the TLS files without dropping a connection. */
+#include <malloc.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -249,7 +251,11 @@ static void on_heartbeat(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	gw_conn_heartbeat(arg);
+	/* Handshakes, HELLO bursts and departures leave free memory between
+	 * live connections' blocks; glibc returns only the heap's top unless
+	 * asked: this hands whole free pages back, so RSS follows what the
+	 * attached supervisors hold. */
+	malloc_trim(0);
 	gw_tls_watch(arg);
 	gw_agent_watch(arg);
 }
@@ -261,36 +267,62 @@ static void on_sighup(evutil_socket_t fd, short what, void *arg)
 	gw_tls_reload(arg);
 }
 
-/* SIGTERM or SIGINT: drain, then exit (drain.c); a second signal exits now. */
+/* SIGTERM or SIGINT: drain, then exit; a second signal exits now. */
 static void on_stop(evutil_socket_t sig, short what, void *arg)
 {
 	struct gateway *gw = arg;
+	struct rs_gw_gauges g;
 
 	(void)what;
 	rs_log(stderr, "info", gw->who, "event", "stopping", "signal", sig == SIGTERM ? "TERM" : "INT", NULL);
-	if (gw->stopping) {
+	rs_gw_core_gauges(gw->core, &g);
+	if (g.stopping) {
 		/* Our row goes with every session row on it, once the worker has
 		 * run what is queued (main): no session is ended one by one. */
-		gw->exiting = true;
+		rs_gw_core_stop_now(gw->core, RS_GOODBYE_SHUTDOWN);
 		gw->remove_on_exit = true;
-		gw_conn_close_all(gw, RS_GOODBYE_SHUTDOWN);
 		event_base_loopexit(gw->base, NULL);
 		return;
 	}
-	gw_drain_start(gw, true);
+	rs_gw_core_drain(gw->core, true, gw_now());
+	gw_core_settle(gw);
+}
+
+/* The core's configuration, from the flags. */
+static struct rs_gw_core_config core_config(const struct gateway *gw, bool registered)
+{
+	const struct gw_config *cfg = &gw->cfg;
+
+	return (struct rs_gw_core_config){
+		.id = cfg->id,
+		.advertise_peer = cfg->advertise_peer,
+		.secret = &gw->secret,
+		.heartbeat_ms = cfg->heartbeat_ms,
+		.ttl_ms = cfg->ttl_ms,
+		.hello_timeout_ms = cfg->hello_timeout_ms,
+		.handoff_timeout_ms = cfg->handoff_timeout_ms,
+		.home_grace_ms = cfg->home_grace_ms,
+		.token_ttl_s = cfg->token_ttl_s,
+		.max_frame = cfg->max_frame,
+		.max_sessions = cfg->max_sessions,
+		.limit_retry_ms = cfg->limit_retry_ms,
+		.no_placement = cfg->no_placement,
+		.registered = registered,
+		.drain = cfg->drain,
+	};
 }
 
 int main(int argc, char **argv)
 {
 	struct gateway gw = { 0 };
 	struct rs_store_options opt = { 0 };
+	struct rs_gw_core_config core_cfg;
 	struct timeval tick;
 	int err, rc = 1;
 
 	if (parse_flags(argc, argv, &gw.cfg))
 		return 2;
 	snprintf(gw.who, sizeof(gw.who), "gateway=%s", gw.cfg.id);
-	gw.clock = rs_clock_system();
 	signal(SIGPIPE, SIG_IGN);
 	err = rs_secret_load(gw.cfg.secret_file, &gw.secret);
 	if (err) {
@@ -331,16 +363,16 @@ int main(int argc, char **argv)
 		       strerror(-err), NULL);
 		goto cleanup;
 	}
-	gw.store_up = true; /* it just opened */
 	/* The loop is not serving yet: the one store call made on it.  A new
 	 * process holds no connections, so rows a previous one left here go. */
 	err = rs_store_gateway_start(gw.store, gw.cfg.id, gw.cfg.advertise_peer, RS_GATEWAY_SERVING, rs_wall_ms());
-	gw_store_outcome(&gw, err);
 	if (err) {
-		gw.counters.store_errors++;
 		rs_log(stderr, "warn", gw.who, "event", "store_error", "op", "register", "error", strerror(-err), NULL);
 	}
-	gw.registered = err == 0;
+	core_cfg = core_config(&gw, err == 0);
+	err = rs_gw_core_new(&core_cfg, &gw_core_callbacks, &gw, gw_now(), &gw.core);
+	if (err)
+		goto cleanup;
 	err = rs_store_worker_start(gw.base, gw.store, &gw.worker);
 	if (err) {
 		rs_log(stderr, "error", gw.who, "event", "store_worker_failed", "error", strerror(-err), NULL);
@@ -350,48 +382,38 @@ int main(int argc, char **argv)
 		goto cleanup;
 	tick = rs_ms_timeval(gw.cfg.heartbeat_ms);
 	gw.heartbeat_ev = event_new(gw.base, -1, EV_PERSIST, on_heartbeat, &gw);
-	gw.drain_ev = evtimer_new(gw.base, gw_drain_tick, &gw);
-	gw.deferred_ev = evtimer_new(gw.base, gw_deferred_tick, &gw);
 	gw.sigterm_ev = evsignal_new(gw.base, SIGTERM, on_stop, &gw);
 	gw.sigint_ev = evsignal_new(gw.base, SIGINT, on_stop, &gw);
 	gw.sighup_ev = evsignal_new(gw.base, SIGHUP, on_sighup, &gw);
-	if (!gw.heartbeat_ev || !gw.drain_ev || !gw.deferred_ev || !gw.sigterm_ev || !gw.sigint_ev || !gw.sighup_ev ||
+	if (!gw.heartbeat_ev || !gw.sigterm_ev || !gw.sigint_ev || !gw.sighup_ev ||
 	    event_add(gw.heartbeat_ev, &tick) || event_add(gw.sigterm_ev, NULL) || event_add(gw.sigint_ev, NULL) ||
 	    event_add(gw.sighup_ev, NULL))
 		goto cleanup;
 	rs_log(stderr, "info", gw.who, "event", "started", "listen", gw.cfg.listen, "peer", gw.cfg.advertise_peer,
 	       "store", gw.cfg.store_url, "placement", gw.cfg.no_placement ? "off" : "on", "tls",
 	       !gw.tls ? "off" : gw.cfg.tls_ca ? "mutual" : "server", NULL);
+	gw_core_settle(&gw);
 	event_base_dispatch(gw.base);
 	rc = 0;
 cleanup:
-	gw.exiting = true;
-	gw_conn_close_all(&gw, RS_GOODBYE_SHUTDOWN);
+	if (gw.core)
+		rs_gw_core_stop_now(gw.core, RS_GOODBYE_SHUTDOWN);
+	gw_conn_free_all(&gw);
 	if (gw.worker) {
-		/* Arrivals are gone; what else is queued runs (bounded by the
-		 * store timeout per call) and answers here. */
-		rs_store_worker_cancel(gw.worker, &gw_admit_kind, -ESHUTDOWN);
+		/* What is queued runs (bounded by the store timeout per call)
+		 * and answers here, to a core that holds no link any more. */
 		gw.store = rs_store_worker_stop(gw.worker);
 		gw.worker = NULL;
 	}
 	if (gw.remove_on_exit && gw.store && rs_store_gateway_remove(gw.store, gw.cfg.id) != 0)
-		gw.counters.store_errors++;
-	gw_member_index_free(&gw);
-	while (gw.owed) {
-		struct gw_owed_end *o = gw.owed;
-
-		gw.owed = o->next;
-		free(o);
-	}
+		rs_log(stderr, "warn", gw.who, "event", "store_error", "op", "remove", NULL);
+	rs_gw_core_free(gw.core);
+	if (gw.core_ev)
+		event_free(gw.core_ev);
 	if (gw.store_watch_ev)
 		event_free(gw.store_watch_ev);
 	if (gw.heartbeat_ev)
 		event_free(gw.heartbeat_ev);
-	if (gw.drain_ev)
-		event_free(gw.drain_ev);
-	if (gw.deferred_ev)
-		event_free(gw.deferred_ev);
-	gw_rounds_free(&gw);
 	if (gw.sigterm_ev)
 		event_free(gw.sigterm_ev);
 	if (gw.sigint_ev)

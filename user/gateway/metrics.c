@@ -11,36 +11,21 @@
 #include "gateway.h"
 #include "ringsteer/http.h"
 
-static const char *const reject_labels[GW_REJECT_COUNT] = {
-	[GW_REJECT_BAD_FRAME] = "bad_frame",   [GW_REJECT_BAD_VERSION] = "bad_version",
-	[GW_REJECT_BAD_TOKEN] = "bad_token",   [GW_REJECT_BAD_MEMBER] = "bad_member",
-	[GW_REJECT_HELLO_TIMEOUT] = "hello_timeout", [GW_REJECT_SUPERSEDED] = "superseded",
-	[GW_REJECT_UNAVAILABLE] = "unavailable", [GW_REJECT_LIMIT] = "limit",
-	[GW_REJECT_FRAME_TOO_LARGE] = "frame_too_large", [GW_REJECT_UNAUTH_PER_SOURCE] = "unauth_per_source",
-	[GW_REJECT_UNAUTH_TOTAL] = "unauth_total", [GW_REJECT_SESSIONS] = "sessions",
-	[GW_REJECT_TLS_HANDSHAKE] = "tls_handshake", [GW_REJECT_CLIENT_CERT] = "client_cert",
-};
-
-const char *gw_reject_label(enum gw_reject r)
-{
-	return r < GW_REJECT_COUNT ? reject_labels[r] : "unknown";
-}
-
 static void render(const void *ctx, struct evbuffer *b)
 {
 	const struct gateway *gw = ctx;
-	const struct gw_counters *k = &gw->counters;
+	const struct rs_gw_counters *k = rs_gw_core_counters(gw->core);
 	const char *id = gw->cfg.id; /* ids are [a-z0-9.-]: no label escaping needed */
-	uint64_t supervisors, busiest, unrecorded;
+	struct rs_gw_gauges g;
 
-	gw_conn_gauges(gw, &supervisors, &busiest, &unrecorded);
+	rs_gw_core_gauges(gw->core, &g);
 	rs_metrics_family(b, "ringsteer_gateway_supervisors", "gauge", "Supervisors attached to this gateway.");
 	evbuffer_add_printf(b, "ringsteer_gateway_supervisors{gateway=\"%s\"} %llu\n", id,
-			    (unsigned long long)supervisors);
+			    (unsigned long long)g.supervisors);
 	rs_metrics_family(b, "ringsteer_gateway_busiest_supervisor_sandboxes", "gauge",
 	       "Most sandboxes carried by one supervisor attached to this gateway.");
 	evbuffer_add_printf(b, "ringsteer_gateway_busiest_supervisor_sandboxes{gateway=\"%s\"} %llu\n", id,
-			    (unsigned long long)busiest);
+			    (unsigned long long)g.busiest);
 	rs_metrics_family(b, "ringsteer_gateway_placements_total", "counter", "Placement decisions made here, by outcome.");
 	evbuffer_add_printf(b, "ringsteer_gateway_placements_total{gateway=\"%s\",outcome=\"accept\"} %llu\n", id,
 			    (unsigned long long)k->accepts);
@@ -75,7 +60,7 @@ static void render(const void *ctx, struct evbuffer *b)
 	evbuffer_add_printf(b, "ringsteer_gateway_superseded_total{gateway=\"%s\"} %llu\n", id,
 			    (unsigned long long)k->superseded_closed);
 	rs_metrics_family(b, "ringsteer_gateway_draining", "gauge", "1 while this gateway drains.");
-	evbuffer_add_printf(b, "ringsteer_gateway_draining{gateway=\"%s\"} %d\n", id, gw->draining ? 1 : 0);
+	evbuffer_add_printf(b, "ringsteer_gateway_draining{gateway=\"%s\"} %d\n", id, g.draining ? 1 : 0);
 	rs_metrics_family(b, "ringsteer_gateway_handoffs_total", "counter",
 	       "Supervisors redirected by the drain, by how their old link ended.");
 	evbuffer_add_printf(b, "ringsteer_gateway_handoffs_total{gateway=\"%s\",result=\"completed\"} %llu\n", id,
@@ -85,9 +70,9 @@ static void render(const void *ctx, struct evbuffer *b)
 	evbuffer_add_printf(b, "ringsteer_gateway_handoffs_total{gateway=\"%s\",result=\"abandoned\"} %llu\n", id,
 			    (unsigned long long)k->handoffs_abandoned);
 	rs_metrics_family(b, "ringsteer_gateway_rejects_total", "counter", "Connections refused, by reason.");
-	for (int r = 0; r < GW_REJECT_COUNT; r++)
+	for (int r = 0; r < RS_GW_REJECT_COUNT; r++)
 		evbuffer_add_printf(b, "ringsteer_gateway_rejects_total{gateway=\"%s\",reason=\"%s\"} %llu\n", id,
-				    reject_labels[r], (unsigned long long)k->rejects[r]);
+				    rs_gw_reject_label((enum rs_gw_reject)r), (unsigned long long)k->rejects[r]);
 	rs_metrics_family(b, "ringsteer_gateway_unauthenticated_connections", "gauge",
 	       "Connections accepted and not yet past HELLO and token (--max-unauth bounds them).");
 	evbuffer_add_printf(b, "ringsteer_gateway_unauthenticated_connections{gateway=\"%s\"} %llu\n", id,
@@ -97,7 +82,7 @@ static void render(const void *ctx, struct evbuffer *b)
 			    (unsigned long long)k->store_errors);
 	rs_metrics_family(b, "ringsteer_gateway_store_up", "gauge",
 	       "1 when the last store operation got an answer, 0 when the store was unavailable.");
-	evbuffer_add_printf(b, "ringsteer_gateway_store_up{gateway=\"%s\"} %d\n", id, gw->store_up ? 1 : 0);
+	evbuffer_add_printf(b, "ringsteer_gateway_store_up{gateway=\"%s\"} %d\n", id, g.store_up ? 1 : 0);
 	rs_metrics_family(b, "ringsteer_gateway_store_queue", "gauge",
 	       "Store calls submitted to the store worker and not answered yet.");
 	evbuffer_add_printf(b, "ringsteer_gateway_store_queue{gateway=\"%s\"} %llu\n", id,
@@ -129,11 +114,11 @@ static void render(const void *ctx, struct evbuffer *b)
 	rs_metrics_family(b, "ringsteer_gateway_unrecorded_supervisors", "gauge",
 	       "Attached supervisors accepted degraded that the store has not recorded yet.");
 	evbuffer_add_printf(b, "ringsteer_gateway_unrecorded_supervisors{gateway=\"%s\"} %llu\n", id,
-			    (unsigned long long)unrecorded);
+			    (unsigned long long)g.unrecorded);
 	rs_metrics_family(b, "ringsteer_gateway_deferred_placements_pending", "gauge",
 	       "Supervisors accepted degraded, claimed, whose deferred placement by the rule is still to come.");
 	evbuffer_add_printf(b, "ringsteer_gateway_deferred_placements_pending{gateway=\"%s\"} %llu\n", id,
-			    (unsigned long long)(gw->n_deferred_due + gw->n_deferred_jobs));
+			    (unsigned long long)g.deferred_pending);
 	rs_metrics_family(b, "ringsteer_gateway_store_claims_total", "counter",
 	       "Degraded sessions claimed in the store once it answered again, by result.");
 	evbuffer_add_printf(b, "ringsteer_gateway_store_claims_total{gateway=\"%s\",result=\"recorded\"} %llu\n", id,
@@ -157,7 +142,7 @@ static void render(const void *ctx, struct evbuffer *b)
 			evbuffer_add_printf(b,
 					    "ringsteer_gateway_agent_registrations_total{gateway=\"%s\",result=\"%s\"} %llu\n", id,
 					    gw_agent_result_label((enum gw_agent_result)r),
-					    (unsigned long long)k->agent_attempts[r]);
+					    (unsigned long long)gw->counters.agent_attempts[r]);
 	}
 	if (!gw->tls)
 		return;
@@ -168,23 +153,25 @@ static void render(const void *ctx, struct evbuffer *b)
 	rs_metrics_family(b, "ringsteer_gateway_tls_reloads_total", "counter",
 	       "SIGHUP reloads of the TLS files, by result (error: the previous files still serve).");
 	evbuffer_add_printf(b, "ringsteer_gateway_tls_reloads_total{gateway=\"%s\",result=\"ok\"} %llu\n", id,
-			    (unsigned long long)k->tls_reloads_ok);
+			    (unsigned long long)gw->counters.tls_reloads_ok);
 	evbuffer_add_printf(b, "ringsteer_gateway_tls_reloads_total{gateway=\"%s\",result=\"error\"} %llu\n", id,
-			    (unsigned long long)k->tls_reloads_failed);
+			    (unsigned long long)gw->counters.tls_reloads_failed);
 }
 
 static void on_request(struct evhttp_request *req, void *arg)
 {
 	struct gateway *gw = arg;
+	struct rs_gw_gauges g;
 	const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
 
 	if (path && strcmp(path, "/metrics") == 0) {
 		rs_http_reply_metrics(req, render, gw);
 	} else if (path && strcmp(path, "/readyz") == 0) {
-		if (gw->registered && !gw->draining && !gw->stopping)
+		rs_gw_core_gauges(gw->core, &g);
+		if (g.registered && !g.draining && !g.stopping)
 			rs_http_reply_text(req, HTTP_OK, "OK", "ready\n");
 		else
-			rs_http_reply_text(req, 503, "Service Unavailable", gw->draining ? "draining\n" : "not registered\n");
+			rs_http_reply_text(req, 503, "Service Unavailable", g.draining ? "draining\n" : "not registered\n");
 	} else if (path && strcmp(path, "/healthz") == 0) {
 		rs_http_reply_text(req, HTTP_OK, "OK", "ok\n");
 	} else {

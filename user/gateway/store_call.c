@@ -1,262 +1,81 @@
-/* store_call.c - how the gateway talks to its store: never on the event
- * loop.  Every call goes to the store worker (include/ringsteer/
- * store_worker.h), in one ordered queue, and answers on the loop.  Two job
- * kinds: admissions and drain handoffs (batchable: those queued together
- * are decided in one transaction by rs_store_admit_batch, each by the rule
- * with the loads its predecessors left, the same decisions as one at a
- * time), and single calls (heartbeat, claims, session ends, sandbox counts,
- * the drain's membership read and state), each a struct gw_call.
+/* store_call.c - the core's store requests, run off the event loop: each
+ * one is a job on the store worker (include/ringsteer/store_worker.h, one
+ * ordered queue), run there by rs_gw_store_run() over the ledger's table
+ * at the wall clock of when it runs, and answered to the core on the loop.
+ * The core batches admissions itself, so a job is one request.
  *
- * Session ends matter more than before: an attached row counts while its
- * gateway's row is live, and nothing expires it, so every end the store
- * could not be told is owed and sent when it answers again. */
+ * The watch: a call that has run past twice --store-timeout is one no
+ * bound is ending (the backends bound their own waits by it; a PostgreSQL
+ * write begin may take two), so the core is told the store has stalled and
+ * accepts the arrivals waiting for it degraded, instead of queueing them
+ * behind it. */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
-#include "conn.h"
 #include "gateway.h"
-#include "ringsteer/logfmt.h"
 #include "ringsteer/mstime.h"
 
-static void call_run(struct rs_store *st, void *const *args, int *errs, size_t n)
+struct job {
+	struct gateway *gw;
+	struct rs_gw_store_req *req;
+};
+
+static void job_run(struct rs_store *st, void *const *args, int *errs, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		struct gw_call *call = args[i];
+		struct job *j = args[i];
 
-		errs[i] = call->run(st, call);
+		errs[i] = rs_gw_store_run(rs_gw_store_ops_ledger(), st, j->req, rs_wall_ms());
 	}
 }
 
-static void call_done(void *arg, int err)
+static void job_done(void *arg, int err)
 {
-	struct gw_call *call = arg;
+	struct job *j = arg;
+	struct gateway *gw = j->gw;
 
-	call->done(call, err);
+	rs_gw_core_store_done(gw->core, j->req, err, gw_now());
+	free(j);
+	gw_core_settle(gw);
 }
 
-static const struct rs_store_job_kind call_kind = { "call", call_run, call_done, 1 };
+static const struct rs_store_job_kind job_kind = { "store", job_run, job_done, 1 };
 
-int gw_store_call(struct gateway *gw, struct gw_call *call)
+int gw_store_submit(struct gateway *gw, struct rs_gw_store_req *req)
 {
-	return rs_store_worker_submit(gw->worker, &call_kind, call);
-}
-
-/* Up to this many admissions in one transaction: bounds how long one
- * transaction holds the store's writer lock against the other gateways. */
-#define ADMIT_BATCH_MAX 128
-
-static void admit_run(struct rs_store *st, void *const *args, int *errs, size_t n)
-{
-	struct rs_admit a[ADMIT_BATCH_MAX];
-	int64_t now;
+	struct job *j = malloc(sizeof(*j));
 	int err;
 
-	/* Decided now, not when queued: rows compare wall clocks. */
-	now = rs_wall_ms();
-	for (size_t i = 0; i < n; i++) {
-		a[i] = ((struct gw_admit_job *)args[i])->a;
-		a[i].now_ms = now;
-	}
-	err = rs_store_admit_batch(st, a, n, errs);
-	for (size_t i = 0; i < n; i++) {
-		struct gw_admit_job *job = args[i];
-
-		job->a = a[i];
-		job->batch_n = i == 0 ? n : 0;
-		if (err)
-			errs[i] = err;
-	}
-}
-
-static void admit_done(void *arg, int err)
-{
-	struct gw_admit_job *job = arg;
-
-	if (job->conn)
-		gw_conn_job_clear(job->conn);
-	job->gw->counters.store_batches += job->batch_n > 0;
-	job->done(job, err);
-}
-
-const struct rs_store_job_kind gw_admit_kind = { "admit", admit_run, admit_done, ADMIT_BATCH_MAX };
-
-struct gw_admit_job *gw_admit_job_new(const char *member_id, const char *instance_id, const char *source)
-{
-	size_t lm = strlen(member_id) + 1, li = strlen(instance_id) + 1, ls = strlen(source) + 1;
-	struct gw_admit_job *job = calloc(1, sizeof(*job) + lm + li + ls);
-
-	if (!job)
-		return NULL;
-	memcpy(job->text, member_id, lm);
-	memcpy(job->text + lm, instance_id, li);
-	memcpy(job->text + lm + li, source, ls);
-	job->member_id = job->text;
-	job->instance_id = job->text + lm;
-	job->source = job->text + lm + li;
-	return job;
-}
-
-int gw_admit_submit(struct gw_admit_job *job)
-{
-	struct gateway *gw = job->gw;
-	int err;
-
-	job->a.gateway_id = gw->cfg.id;
-	job->a.member_id = job->member_id;
-	job->a.instance_id = job->instance_id;
-	job->a.source = job->source;
-	err = rs_store_worker_submit(gw->worker, &gw_admit_kind, job);
-	if (err == 0 && job->conn)
-		job->conn->job_ref = &job->conn;
+	if (!j)
+		return -ENOMEM;
+	*j = (struct job){ gw, req };
+	err = rs_store_worker_submit(gw->worker, &job_kind, j);
+	if (err)
+		free(j);
 	return err;
 }
 
-struct end_call {
-	struct gw_call call;
-	struct gateway *gw;
-	uint64_t epoch;
-	uint32_t grace_ms; /* 0: the place is not kept (draining) */
-	bool keep_place;   /* as asked, for an end owed again */
-	char member_id[RS_ID_MAX + 1];
-};
-
-static int end_run(struct rs_store *st, struct gw_call *call)
+static void store_watch(evutil_socket_t fd, short what, void *arg)
 {
-	struct end_call *e = (struct end_call *)call;
+	struct gateway *gw = arg;
 
-	return rs_store_session_leave(st, e->gw->cfg.id, e->member_id, e->epoch, rs_wall_ms(), e->grace_ms);
-}
-
-static void owe(struct gateway *gw, const char *member_id, uint64_t epoch, bool keep_place)
-{
-	struct gw_owed_end *o = calloc(1, sizeof(*o));
-
-	if (!o) {
-		rs_log(stderr, "error", gw->who, "event", "session_end_lost", "member", member_id, "error",
-		       "out of memory", NULL);
+	(void)fd;
+	(void)what;
+	if (rs_store_worker_busy_ms(gw->worker) <= 2 * (int64_t)gw->cfg.store_timeout_ms)
 		return;
-	}
-	o->epoch = epoch;
-	o->keep_place = keep_place;
-	snprintf(o->member_id, sizeof(o->member_id), "%s", member_id);
-	o->next = gw->owed;
-	gw->owed = o;
+	rs_gw_core_store_stalled(gw->core, gw_now());
+	gw_core_settle(gw);
 }
 
-static void end_done(struct gw_call *call, int err)
+int gw_store_watch_start(struct gateway *gw)
 {
-	struct end_call *e = (struct end_call *)call;
-	struct gateway *gw = e->gw;
+	/* A tenth of the timeout, at most 100 ms: the verdict comes soon
+	 * after it is due, at a cost of a few wake-ups a second. */
+	uint32_t ms = gw->cfg.store_timeout_ms / 10;
+	struct timeval tv = rs_ms_timeval(ms == 0 ? 1 : ms > 100 ? 100 : ms);
 
-	gw_store_outcome(gw, err);
-	if (err) {
-		gw->counters.store_errors++;
-		rs_log(stderr, "warn", gw->who, "event", "store_error", "op", "session_end", "member", e->member_id,
-		       "error", strerror(-err), NULL);
-		if (gw_store_unavailable(err))
-			owe(gw, e->member_id, e->epoch, e->keep_place);
-	}
-	free(e);
-}
-
-void gw_store_end_session(struct gateway *gw, const char *member_id, uint64_t epoch, bool keep_place)
-{
-	struct end_call *e;
-
-	if (gw->exiting)
-		return; /* the gateway's row goes with all of its sessions */
-	if (!gw_store_usable(gw)) {
-		owe(gw, member_id, epoch, keep_place);
-		return;
-	}
-	e = calloc(1, sizeof(*e));
-	if (!e) {
-		owe(gw, member_id, epoch, keep_place);
-		return;
-	}
-	e->call = (struct gw_call){ end_run, end_done };
-	e->gw = gw;
-	e->epoch = epoch;
-	/* A draining gateway's departures keep no place here: it will be gone,
-	 * and its handoffs already moved the others' rows. */
-	e->grace_ms = keep_place && !gw->draining ? gw->cfg.home_grace_ms : 0;
-	e->keep_place = keep_place;
-	snprintf(e->member_id, sizeof(e->member_id), "%s", member_id);
-	if (gw_store_call(gw, &e->call) != 0) {
-		owe(gw, member_id, epoch, keep_place);
-		free(e);
-	}
-}
-
-void gw_store_flush_owed(struct gateway *gw)
-{
-	struct gw_owed_end *o = gw->owed, *next;
-
-	gw->owed = NULL;
-	for (; o; o = next) {
-		next = o->next;
-		gw_store_end_session(gw, o->member_id, o->epoch, o->keep_place);
-		free(o);
-	}
-}
-
-struct sandboxes_call {
-	struct gw_call call;
-	struct gateway *gw;
-	uint64_t epoch;
-	uint32_t count;
-	char member_id[RS_ID_MAX + 1];
-};
-
-static int sandboxes_run(struct rs_store *st, struct gw_call *call)
-{
-	struct sandboxes_call *s = (struct sandboxes_call *)call;
-
-	return rs_store_session_sandboxes(st, s->gw->cfg.id, s->member_id, s->epoch, s->count);
-}
-
-static void sandboxes_done(struct gw_call *call, int err)
-{
-	struct sandboxes_call *s = (struct sandboxes_call *)call;
-	struct gateway *gw = s->gw;
-
-	gw_store_outcome(gw, err);
-	if (err && err != -ESTALE) {
-		gw->counters.store_errors++;
-		rs_log(stderr, "warn", gw->who, "event", "store_error", "op", "sandboxes", "member", s->member_id,
-		       "error", strerror(-err), NULL);
-	}
-	/* The store was away: the connection (found by member and epoch, if
-	 * still here) owes its count to the store's return. */
-	if (gw_store_unavailable(err))
-		gw->sandboxes_owed = true;
-	if (gw_store_unavailable(err))
-		for (struct gw_conn *c = gw_member_first(gw, s->member_id); c; c = c->member_next)
-			if (c->epoch == s->epoch && gw_conn_is_attached(c))
-				c->sandboxes_dirty = true;
-	free(s);
-}
-
-int gw_store_sandboxes(struct gw_conn *c)
-{
-	struct gateway *gw = c->gw;
-	struct sandboxes_call *s;
-
-	if (!gw_store_usable(gw))
-		return -EIO;
-	s = calloc(1, sizeof(*s));
-	if (!s)
+	gw->store_watch_ev = event_new(gw->base, -1, EV_PERSIST, store_watch, gw);
+	if (!gw->store_watch_ev || event_add(gw->store_watch_ev, &tv) != 0)
 		return -ENOMEM;
-	s->call = (struct gw_call){ sandboxes_run, sandboxes_done };
-	s->gw = gw;
-	s->epoch = c->epoch;
-	s->count = c->sandboxes;
-	snprintf(s->member_id, sizeof(s->member_id), "%s", c->member_id);
-	if (gw_store_call(gw, &s->call) != 0) {
-		free(s);
-		return -ENOMEM;
-	}
 	return 0;
 }

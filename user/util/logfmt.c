@@ -64,13 +64,13 @@ static void put_value(struct line *l, const char *v)
 	put(l, "\"", 1);
 }
 
-void rs_log(FILE *out, const char *level, const char *who, ...)
+/* Writes one line: the stamp, level and who, then the pairs next() yields. */
+static void write_line(FILE *out, const char *level, const char *who, const char *(*next)(void *), void *it)
 {
 	struct line l = { .len = 0 };
 	struct timespec ts;
 	struct tm tm;
 	char stamp[48];
-	va_list ap;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
@@ -82,22 +82,50 @@ void rs_log(FILE *out, const char *level, const char *who, ...)
 	put_value(&l, level);
 	put(&l, " ", 1);
 	put(&l, who, strlen(who));
-	va_start(ap, who);
 	for (;;) {
-		const char *key = va_arg(ap, const char *), *value;
+		const char *key = next(it), *value;
 
 		if (!key)
 			break;
-		value = va_arg(ap, const char *);
+		value = next(it);
 		put(&l, " ", 1);
 		put(&l, key, strlen(key));
 		put(&l, "=", 1);
 		put_value(&l, value ? value : "");
 	}
-	va_end(ap);
 	l.buf[l.len++] = '\n';
 	fflush(out);
 	if (write(fileno(out), l.buf, l.len) < 0) {
 		/* Nowhere left to report a failed log write. */
 	}
+}
+
+struct va_iter {
+	va_list ap;
+};
+
+static const char *va_next(void *it)
+{
+	return va_arg(((struct va_iter *)it)->ap, const char *);
+}
+
+void rs_log(FILE *out, const char *level, const char *who, ...)
+{
+	struct va_iter it;
+
+	va_start(it.ap, who);
+	write_line(out, level, who, va_next, &it);
+	va_end(it.ap);
+}
+
+static const char *kv_next(void *it)
+{
+	const char *const **p = it;
+
+	return *(*p)++;
+}
+
+void rs_log_kv(FILE *out, const char *level, const char *who, const char *const *kv)
+{
+	write_line(out, level, who, kv_next, &kv);
 }

@@ -1,0 +1,232 @@
+/* gateway_core.h - a gateway's side of ringsteer as a sans-I/O state
+ * machine, in the manner of nghttp2_session and ngtcp2_conn: no sockets,
+ * no event loop, no clock reads, no store calls inside.
+ *
+ * Events go in, each with the time: a link opened, its bytes received,
+ * a store request answered, a timer due, a drain asked, a link closed.
+ * Actions come out through callbacks set once: send this frame on this
+ * link, close this link once flushed, run this store request, read this
+ * link again.  rs_gw_core_next_wake() says when to call rs_gw_core_tick().
+ * Callbacks never re-enter the core: they queue I/O and return.
+ *
+ * The core owns, per supervisor link, one session state (enum
+ * rs_gw_session_state); admission batching (arrivals pending together
+ * are one store transaction); degraded accept while the store does not
+ * answer, the claim once it does, and the deferred placement of what an
+ * outage left above the cap; the drain, paced by rs_drain_next(), with
+ * make-before-break handoffs; and the gauges and counters a gateway
+ * exports.  Where a member goes is the store's transaction (rs_store_admit
+ * over the placement rule), asked through an RS_GW_STORE_ADMIT request. */
+#ifndef RINGSTEER_GATEWAY_CORE_H
+#define RINGSTEER_GATEWAY_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringsteer/drain.h"
+#include "ringsteer/gateway_store.h"
+#include "ringsteer/proto.h"
+#include "ringsteer/token.h"
+
+/* A time given with every event: monotonic for deadlines and pacing, wall
+ * for tokens (a wall-clock step moves no deadline). */
+struct rs_gw_time {
+	int64_t mono_ms;
+	int64_t wall_ms;
+};
+
+/* Where a link is in its life.  Attached states are those from DEGRADED
+ * to DEFER_MOVED: the supervisor is served here and counted. */
+enum rs_gw_session_state {
+	RS_GW_HANDSHAKE,     /* transport handshake under way (TLS); HELLO deadline running */
+	RS_GW_HELLO,         /* waiting for HELLO (deadline running) */
+	RS_GW_PLACING,       /* HELLO read: its admission is asked of the store */
+	RS_GW_DEGRADED,      /* accepted while the store did not answer: unrecorded */
+	RS_GW_CLAIMING,      /* degraded, its claim asked of the store */
+	RS_GW_ATTACHED,      /* accepted and recorded */
+	RS_GW_DEFER_DUE,     /* recorded, claimed above the cap: to be placed by the rule once */
+	RS_GW_DEFER_ASKED,   /* its deferred placement asked of the store */
+	RS_GW_HANDOFF_ASKED, /* draining: its handoff asked of the store */
+	RS_GW_HANDOFF,       /* redirected by the drain: kept until it leaves or its deadline */
+	RS_GW_DEFER_MOVED,   /* redirected by its deferred placement: likewise */
+	RS_GW_CLOSING,       /* its last frame sent: closing once flushed */
+	RS_GW_STATE_COUNT
+};
+
+/* Reasons a link is refused, as metric labels; order = enum. */
+enum rs_gw_reject {
+	RS_GW_REJECT_BAD_FRAME,
+	RS_GW_REJECT_BAD_VERSION,
+	RS_GW_REJECT_BAD_TOKEN,
+	RS_GW_REJECT_BAD_MEMBER,
+	RS_GW_REJECT_HELLO_TIMEOUT,
+	RS_GW_REJECT_SUPERSEDED,
+	RS_GW_REJECT_UNAVAILABLE,
+	RS_GW_REJECT_LIMIT,             /* reserved label, kept for existing queries: unused */
+	RS_GW_REJECT_FRAME_TOO_LARGE,   /* a frame announced more than max_frame */
+	RS_GW_REJECT_UNAUTH_PER_SOURCE, /* the caller's per-source limit at accept */
+	RS_GW_REJECT_UNAUTH_TOTAL,      /* the caller's total limit at accept */
+	RS_GW_REJECT_SESSIONS,          /* max_sessions reached */
+	RS_GW_REJECT_TLS_HANDSHAKE,     /* the transport handshake failed */
+	RS_GW_REJECT_CLIENT_CERT,       /* the peer's identity does not name the HELLO's member */
+	RS_GW_REJECT_COUNT
+};
+
+/* How a link ended, as the caller saw it. */
+enum rs_gw_link_end {
+	RS_GW_LINK_FLUSHED, /* the core closed it and its output is flushed (or the flush gave up) */
+	RS_GW_LINK_LOST,    /* the peer went away, or a transport error */
+	RS_GW_LINK_IDLE,    /* nothing read for three heartbeats */
+};
+
+struct rs_gw_core_config {
+	const char *id;             /* gateway id on the ring */
+	const char *advertise_peer; /* sent in ACCEPT, recorded in the store */
+	const struct rs_secret *secret; /* verifies HELLO tokens, mints REFRESH ones */
+	uint32_t heartbeat_ms;
+	uint32_t ttl_ms;
+	uint32_t hello_timeout_ms;
+	uint32_t handoff_timeout_ms;
+	uint32_t home_grace_ms;     /* a departure's place kept this long (0: freed) */
+	uint32_t token_ttl_s;
+	uint32_t max_frame;         /* bytes, length field included */
+	uint32_t max_sessions;      /* 0: no limit */
+	uint32_t limit_retry_ms;
+	bool no_placement;          /* accept everyone where they land */
+	bool registered;            /* the store already has our row (the caller registered) */
+	struct rs_drain_config drain;
+};
+
+struct rs_gw_callbacks {
+	/* Queue frame f on the link. */
+	void (*send)(void *user, void *link_user, const struct rs_frame *f);
+	/* Stop reading the link, close it once its output is flushed, then
+	 * call rs_gw_core_link_closed(RS_GW_LINK_FLUSHED). */
+	void (*close)(void *user, void *link_user);
+	/* Read the link again soon (not from inside this callback): frames
+	 * that waited while it was placed are to be fed now. */
+	void (*resume)(void *user, void *link_user);
+	/* Run req, then give it to rs_gw_core_store_done().  Returns 0, or
+	 * negative errno when it cannot be queued (the core keeps req). */
+	int (*store)(void *user, struct rs_gw_store_req *req);
+	/* Whether the link's transport identity names member_id (mTLS); NULL: no check. */
+	bool (*peer_is)(void *user, void *link_user, const char *member_id);
+	/* One log line: level, then key/value pairs ending in NULL. */
+	void (*log)(void *user, const char *level, const char *const *kv);
+	/* Stopping and drained: every link has been told; leave (the store's
+	 * row of this gateway is to be removed with its sessions). */
+	void (*exit)(void *user);
+};
+
+struct rs_gw_counters {
+	uint64_t accepts;             /* placements that attached here */
+	uint64_t redirects_placement; /* placements that sent the member elsewhere */
+	uint64_t redirects_drain;
+	uint64_t redirects_deferred;  /* degraded arrivals placed by the rule once claimed */
+	uint64_t over_cap_accepts;    /* fallbacks accepted above the cap for liveness */
+	uint64_t stays;               /* accepts honoring STAY */
+	uint64_t reserved;            /* accepts where the member's reservation was */
+	uint64_t owner_fallbacks;
+	uint64_t rejects[RS_GW_REJECT_COUNT];
+	uint64_t store_errors;
+	uint64_t superseded_closed;   /* attached links closed for a newer epoch */
+	uint64_t handoffs_completed;  /* redirected by the drain, left before the deadline */
+	uint64_t handoffs_timed_out;  /* redirected, still attached at the deadline: closed */
+	uint64_t handoffs_abandoned;  /* still attached when the budget ran out: closed */
+	uint64_t degraded_accepts;    /* accepted without the store */
+	uint64_t claims_recorded;
+	uint64_t claims_superseded;
+	uint64_t store_batches;       /* admission transactions asked */
+	uint64_t store_batched;       /* admissions and handoffs decided in them */
+	uint64_t store_cancelled;     /* queued admissions answered unavailable behind a stalled store */
+	uint64_t store_statements;    /* the store's statement count, as of the last heartbeat */
+};
+
+struct rs_gw_gauges {
+	uint64_t supervisors;       /* attached links */
+	uint64_t busiest;           /* most sandboxes on one of them */
+	uint64_t unrecorded;        /* attached degraded, not claimed yet */
+	uint64_t deferred_pending;  /* deferred placements due or asked */
+	uint64_t store_queue;       /* store requests handed out, not answered */
+	bool store_up;              /* the last store answer came */
+	bool registered;            /* the store has our row */
+	bool draining;
+	bool stopping;              /* exits once drained */
+};
+
+struct rs_gw_core;
+struct rs_gw_link;
+
+/* Makes a core (cfg's strings and secret must outlive it).  Returns 0,
+ * -EINVAL (a required field or callback missing), -ENOMEM. */
+int rs_gw_core_new(const struct rs_gw_core_config *cfg, const struct rs_gw_callbacks *cb, void *user,
+		   struct rs_gw_time now, struct rs_gw_core **out);
+
+/* Frees the core and every link it holds, calling nothing; NULL allowed. */
+void rs_gw_core_free(struct rs_gw_core *core);
+
+/* A link accepted from source ("ADDR:PORT"); handshaking: its transport
+ * handshake runs first (rs_gw_core_link_secured() ends it).  Returns 0 and
+ * *out, or -ENOMEM (nothing kept: close the socket). */
+int rs_gw_core_link_open(struct rs_gw_core *core, void *link_user, const char *source, bool handshaking,
+			 struct rs_gw_time now, struct rs_gw_link **out);
+
+/* The link's transport handshake completed. */
+void rs_gw_core_link_secured(struct rs_gw_core *core, struct rs_gw_link *l);
+
+/* Bytes read on the link, buf[0..len): decodes and acts on whole frames,
+ * setting *consumed to the bytes used (the rest is to be fed again with
+ * more, or after resume()).  Returns 0. */
+int rs_gw_core_link_recv(struct rs_gw_core *core, struct rs_gw_link *l, const uint8_t *buf, size_t len,
+			 size_t *consumed, struct rs_gw_time now);
+
+/* The link is gone (how: end); the core forgets it and its link_user. */
+void rs_gw_core_link_closed(struct rs_gw_core *core, struct rs_gw_link *l, enum rs_gw_link_end end,
+			    struct rs_gw_time now);
+
+/* The link's state. */
+enum rs_gw_session_state rs_gw_link_state(const struct rs_gw_link *l);
+
+/* A store request handed out by the store callback, answered: err is
+ * rs_gw_store_run()'s return. */
+void rs_gw_core_store_done(struct rs_gw_core *core, struct rs_gw_store_req *req, int err, struct rs_gw_time now);
+
+/* The store call running now has taken longer than any bound should let it:
+ * the store is judged unavailable and the admissions waiting for it are
+ * accepted degraded at once. */
+void rs_gw_core_store_stalled(struct rs_gw_core *core, struct rs_gw_time now);
+
+/* When rs_gw_core_tick() is next due (monotonic ms). */
+int64_t rs_gw_core_next_wake(const struct rs_gw_core *core);
+
+/* Runs what is due at now: deadlines, the heartbeat, the drain's and the
+ * deferred placements' steps. */
+void rs_gw_core_tick(struct rs_gw_core *core, struct rs_gw_time now);
+
+/* Starts draining (no-op if draining, but for exit_after): handoffs paced
+ * within the budget; exit_after: calls exit() once drained. */
+void rs_gw_core_drain(struct rs_gw_core *core, bool exit_after, struct rs_gw_time now);
+
+/* Leaves now: GOODBYE reason to every attached link, every link closed,
+ * no session ended one by one (the caller removes our row with them). */
+void rs_gw_core_stop_now(struct rs_gw_core *core, uint8_t goodbye_reason);
+
+/* A connection the caller refused before it became a link (its limits at
+ * accept, a failed handshake): counted and logged as the core's own. */
+void rs_gw_core_refused(struct rs_gw_core *core, enum rs_gw_reject why, const char *source, const char *text,
+			struct rs_gw_time now);
+
+/* The counters (owned by the core; valid until it is freed). */
+const struct rs_gw_counters *rs_gw_core_counters(const struct rs_gw_core *core);
+
+/* Fills g with the gauges as of now (walks the links for the busiest). */
+void rs_gw_core_gauges(const struct rs_gw_core *core, struct rs_gw_gauges *g);
+
+/* The reject reason's metric label ("bad_frame", ...). */
+const char *rs_gw_reject_label(enum rs_gw_reject r);
+
+/* The state's name ("attached", ...), for logs and tests. */
+const char *rs_gw_state_name(enum rs_gw_session_state s);
+
+#endif

@@ -1,0 +1,198 @@
+/* admission.c - from HELLO to ACCEPT or REDIRECT.  A HELLO's token (and,
+ * with mTLS, the peer's identity) is checked, then its admission is
+ * queued for the store's transaction (store_queue.c); frames after HELLO
+ * wait unread until the answer.  The store away: a serving gateway
+ * accepts the arrival where it landed, unrecorded (claim.c records it
+ * later); a draining one refuses it.  An arrival that would be attached
+ * beyond max_sessions is refused with REJECT LIMIT and a retry hint, on
+ * every accept path. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gwcore.h"
+
+/* Closes other attached links of the same member with an older epoch:
+ * this gateway sees the newer one first-hand. */
+static void supersede_local(struct rs_gw_link *fresh)
+{
+	struct rs_gw_link *l = gwc_member_first(fresh->core, fresh->member_id), *next;
+
+	for (; l; l = next) {
+		next = l->member_next;
+		if (l != fresh && l->epoch < fresh->epoch)
+			gwc_supersede(l, "local");
+	}
+}
+
+/* Whether this gateway holds an attached link of fresh's member at epoch or later. */
+static bool local_newer(const struct rs_gw_link *fresh, uint64_t epoch)
+{
+	for (const struct rs_gw_link *l = gwc_member_first(fresh->core, fresh->member_id); l; l = l->member_next)
+		if (l != fresh && l->epoch >= epoch)
+			return true;
+	return false;
+}
+
+/* Whether attaching fresh would pass max_sessions.  A member already
+ * attached here does not add one: its new link replaces the old. */
+static bool sessions_full(const struct rs_gw_link *fresh)
+{
+	const struct rs_gw_core *core = fresh->core;
+
+	if (core->cfg.max_sessions == 0 || gwc_n_attached(core) < core->cfg.max_sessions)
+		return false;
+	for (const struct rs_gw_link *l = gwc_member_first(core, fresh->member_id); l; l = l->member_next)
+		if (l != fresh)
+			return false;
+	return true;
+}
+
+static void reject_sessions_full(struct rs_gw_link *l)
+{
+	char text[64];
+
+	snprintf(text, sizeof(text), "gateway at its session limit (%u)", l->core->cfg.max_sessions);
+	gwc_reject_retry(l, RS_GW_REJECT_SESSIONS, RS_REJECT_LIMIT, l->core->cfg.limit_retry_ms, text);
+}
+
+/* Attaches l here in state s (ATTACHED, or DEGRADED): ACCEPT, and any
+ * older link of its member here is closed. */
+static void attach(struct rs_gw_link *l, enum rs_gw_session_state s)
+{
+	struct rs_gw_core *core = l->core;
+	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_ACCEPT };
+
+	gwc_deadline_clear(l);
+	gwc_set_state(l, s);
+	snprintf(f.u.accept.gateway_id, sizeof(f.u.accept.gateway_id), "%s", core->cfg.id);
+	snprintf(f.u.accept.peer, sizeof(f.u.accept.peer), "%s", core->cfg.advertise_peer);
+	f.u.accept.heartbeat_ms = core->cfg.heartbeat_ms;
+	gwc_send(l, &f);
+	supersede_local(l);
+}
+
+void gwc_placement_failed(struct rs_gw_link *l, int err, bool tried)
+{
+	struct rs_gw_core *core = l->core;
+	char epoch[24];
+
+	if (err == -ESTALE || (rs_gw_store_unavailable(err) && !core->draining && local_newer(l, l->epoch))) {
+		/* The store's verdict, or what it would have said, known first-hand. */
+		gwc_reject(l, RS_GW_REJECT_SUPERSEDED, RS_REJECT_SUPERSEDED, "a newer epoch of this member is attached");
+		return;
+	}
+	if (!rs_gw_store_unavailable(err) || core->draining) {
+		gwc_reject(l, RS_GW_REJECT_UNAVAILABLE, RS_REJECT_UNAVAILABLE, "placement store unavailable");
+		return;
+	}
+	if (sessions_full(l)) {
+		reject_sessions_full(l);
+		return;
+	}
+	/* Accepted where it landed, without placement, recorded once the store
+	 * answers again (claim.c). */
+	snprintf(epoch, sizeof(epoch), "%llu", (unsigned long long)l->epoch);
+	core->counters.degraded_accepts++;
+	gwc_log(core, "warn", "event", "degraded_accept", "member", l->member_id, "epoch", epoch, "stay",
+		l->hello_flags & RS_HELLO_STAY ? "1" : "0", "source", l->source, "error",
+		tried ? strerror(-err) : "store down (not tried)", NULL);
+	attach(l, RS_GW_DEGRADED);
+	core->cb.resume(core->user, l->user);
+}
+
+void gwc_admission_answered(struct rs_gw_core *core, struct gwc_item *it, const struct rs_admit *a, int err)
+{
+	struct rs_gw_link *l = it->link;
+	struct rs_frame f = { .version = RS_PROTO_VERSION };
+
+	if (err && err != -ESTALE) {
+		core->counters.store_errors++;
+		gwc_log(core, "error", "event", "store_error", "op", "admit", "member", it->member_id, "error",
+			strerror(-err), NULL);
+	}
+	if (!l) {
+		/* It left while the store decided: an attachment here is taken
+		 * back (a redirect's reservation lapses on its own). */
+		if (!err && a->accepted)
+			gwc_end_session(core, it->member_id, a->epoch, true);
+		return;
+	}
+	l->req = NULL;
+	if (err) {
+		gwc_placement_failed(l, err, true);
+		return;
+	}
+	/* Placement chose this gateway, but it is full: the limit is hard
+	 * where the cap is soft.  The row is taken back. */
+	if (a->accepted && sessions_full(l)) {
+		gwc_end_session(core, a->member_id, a->epoch, false);
+		reject_sessions_full(l);
+		return;
+	}
+	gwc_log_decision(l, a, it->stay_asked);
+	core->counters.owner_fallbacks += a->decision.full;
+	if (a->over_cap) {
+		char rounds[12];
+
+		snprintf(rounds, sizeof(rounds), "%u", gwc_rounds_get(core, a->member_id) + 1);
+		core->counters.over_cap_accepts++;
+		gwc_log(core, "warn", "event", "over_cap_accept", "member", a->member_id, "rounds", rounds, "text",
+			"every redirect target unreachable: accepted above the cap (liveness)", NULL);
+	}
+	if (a->fallback && !a->accepted)
+		gwc_rounds_refused(core, a->member_id);
+	else
+		gwc_rounds_end(core, a->member_id);
+	if (!a->accepted) {
+		core->counters.redirects_placement++;
+		f.type = RS_FRAME_REDIRECT;
+		snprintf(f.u.redirect.gateway_id, sizeof(f.u.redirect.gateway_id), "%s", a->target_id);
+		snprintf(f.u.redirect.peer, sizeof(f.u.redirect.peer), "%s", a->target_peer);
+		f.u.redirect.reason = RS_REDIRECT_PLACEMENT;
+		gwc_send(l, &f);
+		gwc_close(l, true);
+		return;
+	}
+	core->counters.accepts++;
+	core->counters.stays += a->decision.reason == RS_REASON_STAY;
+	core->counters.reserved += a->decision.reason == RS_REASON_RESERVED;
+	attach(l, RS_GW_ATTACHED);
+	/* Frames that arrived while it waited are still the caller's to feed. */
+	core->cb.resume(core->user, l->user);
+}
+
+void gwc_hello(struct rs_gw_link *l, const struct rs_hello *h)
+{
+	struct rs_gw_core *core = l->core;
+	uint64_t expiry;
+	int err;
+
+	snprintf(l->member_id, sizeof(l->member_id), "%s", h->member_id);
+	snprintf(l->instance_id, sizeof(l->instance_id), "%s", h->instance_id);
+	err = rs_token_verify(core->cfg.secret, h->token, h->member_id, (uint64_t)(core->now.wall_ms / 1000), &expiry);
+	if (err) {
+		gwc_reject(l, RS_GW_REJECT_BAD_TOKEN, RS_REJECT_BAD_TOKEN,
+			   err == -EKEYEXPIRED ? "token expired" : "token invalid for this member");
+		return;
+	}
+	/* mTLS: the token says who may attach, the certificate who speaks. */
+	if (core->cb.peer_is && !core->cb.peer_is(core->user, l->user, h->member_id)) {
+		gwc_reject(l, RS_GW_REJECT_CLIENT_CERT, RS_REJECT_BAD_TOKEN, "client certificate does not name this member");
+		return;
+	}
+	l->epoch = h->epoch;
+	l->sandboxes = h->sandboxes;
+	l->hello_flags = h->flags;
+	/* Two fallbacks of this member refused here in a row: this third is
+	 * accepted above the cap if it is one (the store recognises it). */
+	l->liveness = (h->flags & RS_HELLO_STAY) && !(h->flags & RS_HELLO_REDIRECTED) &&
+		      gwc_rounds_get(core, h->member_id) >= 2;
+	gwc_deadline_clear(l);
+	gwc_set_state(l, RS_GW_PLACING);
+	if (!gwc_store_usable(core)) {
+		gwc_placement_failed(l, -EIO, false);
+		return;
+	}
+	gwc_admit_enqueue(l);
+}

@@ -1,0 +1,214 @@
+/* gwcore.h - the gateway core's state, shared by its files (private to
+ * the library).  One struct rs_gw_core per gateway; every link is a struct
+ * rs_gw_link it owns.  Files, lowest first, each calling only those before
+ * it: link.c (links, states and their counts, the member index, frames and
+ * closes out, logging), store_queue.c (requests out, the admission queue
+ * and its batches, the store's health, session ends), rounds.c, move.c
+ * (handoffs and deferred placements asked), claim.c (claims and the
+ * deferred placements' pacing), drain.c, admission.c (HELLO to ACCEPT or
+ * REDIRECT), heartbeat.c, core.c (the public events, answers dispatched). */
+#ifndef RS_GWCORE_H
+#define RS_GWCORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ringsteer/gateway_core.h"
+
+#define GWC_BATCH_MAX 128 /* admissions per transaction: bounds the writer lock's hold */
+#define GWC_WAKE_NEVER INT64_MAX
+
+struct gwc_member;
+struct gwc_req;
+struct gwc_round;
+
+/* A list of links whose deadlines all have one length, so appending keeps
+ * it in deadline order and its head is the next due. */
+struct gwc_deadlines {
+	struct rs_gw_link *head, *tail;
+};
+
+struct rs_gw_link {
+	struct rs_gw_core *core;
+	void *user;
+	struct rs_gw_link *prev, *next;       /* every link */
+	struct rs_gw_link *member_next;       /* attached links of its member */
+	struct rs_gw_link *dl_prev, *dl_next; /* in one deadline list, or none */
+	struct gwc_deadlines *dl;             /* which one */
+	int64_t deadline_ms;
+	struct rs_gw_link *queue_next;        /* waiting for an admission batch */
+	struct gwc_req *req;                  /* the store request in flight for it */
+	size_t req_slot;                      /* its item there */
+	enum rs_gw_session_state state;
+	bool queued;                          /* in the admission queue */
+	bool indexed;                         /* in the member index */
+	bool sandboxes_owed;                  /* a count the store has not been told */
+	bool liveness;                        /* its third fallback round refused here */
+	uint8_t hello_flags;
+	uint64_t epoch;
+	uint32_t sandboxes;
+	char source[RS_ENDPOINT_MAX + 1];
+	char member_id[RS_ID_MAX + 1];
+	char instance_id[RS_INSTANCE_MAX + 1];
+};
+
+/* A session end not yet told to the store (it was away). */
+struct gwc_owed {
+	struct gwc_owed *next;
+	uint64_t epoch;
+	bool keep_place;
+	char member_id[RS_ID_MAX + 1];
+};
+
+/* The token bucket that keeps a flood of refusals from filling the log. */
+struct gwc_log_rate {
+	int64_t last_ms;
+	uint32_t credit_milli;
+	uint64_t suppressed;
+};
+
+struct rs_gw_core {
+	struct rs_gw_core_config cfg;
+	struct rs_gw_callbacks cb;
+	void *user;
+	struct rs_gw_time now;               /* the time of the event being handled */
+	struct rs_gw_link *links;
+	struct gwc_member *members;
+	size_t n_state[RS_GW_STATE_COUNT];
+	struct gwc_deadlines hello_dl, handoff_dl;
+	struct rs_gw_link *queue_head, *queue_tail; /* admissions waiting for a batch */
+	size_t n_queued;
+	bool admit_in_flight;                /* one batch at a time: the next takes all that waited */
+	size_t n_requests;                   /* handed out, not answered */
+	struct gwc_owed *owed;
+	struct gwc_round *rounds;
+	bool store_up;
+	int64_t store_back_ms;
+	bool registered;
+	bool heartbeat_in_flight;
+	bool sandboxes_owed;
+	bool membership_in_flight;
+	bool others_serving;
+	bool draining;
+	bool drain_unrecorded;               /* draining, the store not told yet */
+	bool stopping;
+	bool exiting;
+	int64_t next_heartbeat_ms;
+	int64_t drain_wake_ms;               /* GWC_WAKE_NEVER: not draining */
+	int64_t deferred_wake_ms;            /* GWC_WAKE_NEVER: nothing due */
+	struct rs_drain drain;
+	struct rs_gw_link *drain_cursor;
+	struct rs_gw_counters counters;
+	struct gwc_log_rate reject_log[RS_GW_REJECT_COUNT];
+};
+
+/* ---- link.c ---- */
+static inline bool gwc_attached_state(enum rs_gw_session_state s)
+{
+	return s >= RS_GW_DEGRADED && s <= RS_GW_DEFER_MOVED;
+}
+size_t gwc_n_attached(const struct rs_gw_core *core);
+/* Moves l to state s, keeping the per-state counts and the member index. */
+void gwc_set_state(struct rs_gw_link *l, enum rs_gw_session_state s);
+void gwc_deadline_set(struct gwc_deadlines *dl, struct rs_gw_link *l, int64_t at_ms);
+void gwc_deadline_clear(struct rs_gw_link *l);
+struct rs_gw_link *gwc_member_first(const struct rs_gw_core *core, const char *member_id);
+void gwc_member_free_all(struct rs_gw_core *core);
+void gwc_log(struct rs_gw_core *core, const char *level, ...) __attribute__((sentinel));
+void gwc_send(struct rs_gw_link *l, const struct rs_frame *f);
+/* Leaves an attached state (the session ends here: the store is told
+ * unless unrecorded), then CLOSING and the caller's close. */
+void gwc_close(struct rs_gw_link *l, bool keep_place);
+void gwc_note_refusal(struct rs_gw_core *core, enum rs_gw_reject why, const char *source, const char *member,
+		      const char *text);
+void gwc_reject_retry(struct rs_gw_link *l, enum rs_gw_reject why, uint16_t code, uint32_t retry_ms,
+		      const char *text);
+void gwc_reject(struct rs_gw_link *l, enum rs_gw_reject why, uint16_t code, const char *text);
+void gwc_goodbye(struct rs_gw_link *l, uint8_t reason, const char *text);
+void gwc_supersede(struct rs_gw_link *l, const char *why);
+void gwc_log_decision(struct rs_gw_link *l, const struct rs_admit *a, bool stay_asked);
+
+/* ---- store_queue.c ---- */
+struct gwc_item {
+	struct rs_gw_link *link;     /* NULL once the link is gone */
+	enum rs_gw_session_state asked; /* PLACING, HANDOFF_ASKED or DEFER_ASKED */
+	bool stay_asked;
+	char member_id[RS_ID_MAX + 1];
+	char instance_id[RS_INSTANCE_MAX + 1];
+	char source[RS_ENDPOINT_MAX + 1];
+};
+
+struct gwc_req {
+	struct rs_gw_store_req pub;  /* first: the caller sees only this */
+	struct rs_gw_link *link;     /* a claim's link, NULL once gone */
+	bool keep_place;             /* a session end's, to owe it again */
+	int64_t queued_ms;           /* monotonic: when it was handed out */
+	char member_id[RS_ID_MAX + 1];
+	char instance_id[RS_INSTANCE_MAX + 1];
+	char source[RS_ENDPOINT_MAX + 1];
+	size_t n;                    /* admission items */
+	struct gwc_item *items;
+	struct rs_admit *a;
+	int *errs;
+};
+
+struct gwc_req *gwc_req_new(struct rs_gw_core *core, enum rs_gw_store_op op);
+/* Hands req out; frees it and returns -errno when the caller cannot take it. */
+int gwc_req_submit(struct rs_gw_core *core, struct gwc_req *req);
+void gwc_req_free(struct gwc_req *req);
+/* Forgets l in the request in flight for it and in the admission queue. */
+void gwc_req_forget(struct rs_gw_link *l);
+bool gwc_store_usable(const struct rs_gw_core *core);
+/* Records a store answer's verdict (up, or down), logging each change. */
+void gwc_store_outcome(struct rs_gw_core *core, int err);
+/* Queues l's admission (its state already PLACING, HANDOFF_ASKED or
+ * DEFER_ASKED) and sends a batch if none is in flight. */
+void gwc_admit_enqueue(struct rs_gw_link *l);
+/* Sends the next batch of waiting admissions, if any may go. */
+void gwc_admit_flush(struct rs_gw_core *core);
+/* Takes every waiting admission out of the queue, oldest first, into out
+ * (at most max); returns how many. */
+size_t gwc_admit_take(struct rs_gw_core *core, struct rs_gw_link **out, size_t max);
+void gwc_end_session(struct rs_gw_core *core, const char *member_id, uint64_t epoch, bool keep_place);
+void gwc_flush_owed(struct rs_gw_core *core);
+void gwc_owe(struct rs_gw_core *core, const char *member_id, uint64_t epoch, bool keep_place);
+/* Sends l's sandbox count; -EIO at once when the store is known away. */
+int gwc_send_sandboxes(struct rs_gw_link *l);
+
+/* ---- rounds.c ---- */
+uint32_t gwc_rounds_get(struct rs_gw_core *core, const char *member_id);
+void gwc_rounds_refused(struct rs_gw_core *core, const char *member_id);
+void gwc_rounds_end(struct rs_gw_core *core, const char *member_id);
+void gwc_rounds_free(struct rs_gw_core *core);
+
+/* ---- move.c ---- */
+/* Asks the store to hand l off (drain) or place it by the rule (deferred). */
+int gwc_move_ask(struct rs_gw_link *l, bool deferred);
+/* A handoff's or deferred placement's answer. */
+void gwc_move_answered(struct rs_gw_core *core, struct gwc_item *it, const struct rs_admit *a, int err);
+
+/* ---- claim.c ---- */
+void gwc_claim(struct rs_gw_link *l);
+void gwc_claim_answered(struct rs_gw_core *core, struct gwc_req *req, int err);
+void gwc_deferred_mark(struct rs_gw_link *l);
+bool gwc_deferred_view_settled(const struct rs_gw_core *core);
+void gwc_deferred_step(struct rs_gw_core *core);
+
+/* ---- drain.c ---- */
+void gwc_drain_start(struct rs_gw_core *core, bool exit_after);
+void gwc_drain_step(struct rs_gw_core *core);
+void gwc_drain_record(struct rs_gw_core *core);
+void gwc_membership_answered(struct rs_gw_core *core, struct gwc_req *req, int err);
+void gwc_record_answered(struct rs_gw_core *core, int err);
+void gwc_leave_now(struct rs_gw_core *core, uint8_t reason);
+
+/* ---- admission.c ---- */
+void gwc_hello(struct rs_gw_link *l, const struct rs_hello *h);
+void gwc_admission_answered(struct rs_gw_core *core, struct gwc_item *it, const struct rs_admit *a, int err);
+void gwc_placement_failed(struct rs_gw_link *l, int err, bool tried);
+
+/* ---- heartbeat.c ---- */
+void gwc_heartbeat(struct rs_gw_core *core);
+void gwc_heartbeat_answered(struct rs_gw_core *core, struct gwc_req *req, bool was_up, int err);
+
+#endif

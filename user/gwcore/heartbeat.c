@@ -1,0 +1,74 @@
+/* heartbeat.c - the heartbeat: HEARTBEAT to every attached supervisor
+ * (whatever the store does), and one store request that refreshes our row
+ * (one write, whatever the number of sessions) and reads whether
+ * `ringsteerctl drain` asked us to drain.  It is also the store's probe,
+ * the one request made while the store is known to be away, at most one
+ * in flight.  When the store answers again, what happened meanwhile is
+ * told: degraded sessions claimed, owed ends and sandbox counts sent, a
+ * drain started meanwhile written. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gwcore.h"
+
+void gwc_heartbeat(struct rs_gw_core *core)
+{
+	static const struct rs_frame hb = { .version = RS_PROTO_VERSION, .type = RS_FRAME_HEARTBEAT };
+	struct gwc_req *req;
+
+	core->next_heartbeat_ms = core->now.mono_ms + core->cfg.heartbeat_ms;
+	for (struct rs_gw_link *l = core->links; l; l = l->next)
+		if (gwc_attached_state(l->state))
+			gwc_send(l, &hb);
+	if (core->heartbeat_in_flight || core->exiting)
+		return;
+	req = gwc_req_new(core, RS_GW_STORE_HEARTBEAT);
+	if (!req)
+		return;
+	req->pub.u.heartbeat.draining = core->draining;
+	req->pub.u.heartbeat.check_drain = !core->draining;
+	if (gwc_req_submit(core, req) == 0)
+		core->heartbeat_in_flight = true;
+}
+
+/* The store answers again: tell it what happened while it did not. */
+static void catch_up(struct rs_gw_core *core)
+{
+	size_t unrecorded = core->n_state[RS_GW_DEGRADED];
+
+	if (core->draining && core->drain_unrecorded)
+		gwc_drain_record(core);
+	gwc_flush_owed(core);
+	if (unrecorded == 0 && !core->sandboxes_owed)
+		return;
+	core->sandboxes_owed = false;
+	for (struct rs_gw_link *l = core->links; l; l = l->next) {
+		if (l->state == RS_GW_DEGRADED)
+			gwc_claim(l);
+		else if (l->state == RS_GW_ATTACHED && l->sandboxes_owed && gwc_send_sandboxes(l) == 0)
+			l->sandboxes_owed = false;
+	}
+}
+
+void gwc_heartbeat_answered(struct rs_gw_core *core, struct gwc_req *req, bool was_up, int err)
+{
+	char ms[24];
+
+	core->heartbeat_in_flight = false;
+	/* Counted whatever the outcome: a failed call ran statements too. */
+	core->counters.store_statements = req->pub.u.heartbeat.statements;
+	if (err) {
+		core->counters.store_errors++;
+		snprintf(ms, sizeof(ms), "%lld", (long long)(core->now.mono_ms - req->queued_ms));
+		gwc_log(core, "warn", "event", "store_error", "op", "heartbeat", "error", strerror(-err), "ms", ms, NULL);
+		return;
+	}
+	core->registered = true;
+	if (req->pub.u.heartbeat.registered && req->pub.u.heartbeat.draining)
+		core->drain_unrecorded = false;
+	if (!was_up || core->owed || core->n_state[RS_GW_DEGRADED] || core->sandboxes_owed || core->drain_unrecorded)
+		catch_up(core);
+	if (req->pub.u.heartbeat.told_drain && !core->draining)
+		gwc_drain_start(core, false);
+}
