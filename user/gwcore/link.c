@@ -6,7 +6,6 @@
  * are rate limited in the log), closes.  Leaving an attached state ends
  * the session in the store here and nowhere else. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,24 +159,6 @@ void gwc_deadline_set(struct gwc_deadlines *dl, struct rs_gw_link *l, int64_t at
 	else
 		dl->head = l;
 	dl->tail = l;
-}
-
-void gwc_log(struct rs_gw_core *core, const char *level, ...)
-{
-	const char *kv[34];
-	size_t n = 0;
-	va_list ap;
-
-	if (!core->cb.log)
-		return;
-	va_start(ap, level);
-	for (const char *s; n + 2 < sizeof(kv) / sizeof(kv[0]) && (s = va_arg(ap, const char *));) {
-		kv[n++] = s;
-		kv[n++] = va_arg(ap, const char *);
-	}
-	va_end(ap);
-	kv[n] = NULL;
-	core->cb.log(core->user, level, kv);
 }
 
 void gwc_send(struct rs_gw_link *l, const struct rs_frame *f)
