@@ -47,6 +47,9 @@
 #              run once (SQLite, and PostgreSQL on the same server), its rows
 #              put in the columns of the configurations on that store, its
 #              tables printed whole below
+# SCALE_STORM_ONLY=1: each configuration stops after the storm (storm and
+# the swarm's all_attached_ms; no rss, stmts/s or roll), and bench_store is
+# not run (bench/core_before_after.sh times the storm this way).
 # Prints, last, one table (rows: figures, columns: configurations) and the
 # command line.  A configuration that fails shows "-" where it got no
 # figure; its cluster's logs are kept when SCALE_KEEP=1 (RS_KEEP).  Goals
@@ -56,12 +59,13 @@
 # configuration at N=10000 on 2 cores, plus a minute for bench_store.
 #
 # usage: [SCALE_N=10000] [SCALE_CONFIGS="plain-sqlite tls-sqlite plain-pg tls-pg"]
-#        [SCALE_SWARM_ARGS=...] [RS_GW_ARGS="--drain-budget 15000 ..."] bench/scale.sh [BUILD_DIR]   (default build)
+#        [SCALE_STORM_ONLY=1] [SCALE_SWARM_ARGS=...] [RS_GW_ARGS="--drain-budget 15000 ..."] bench/scale.sh [BUILD_DIR]   (default build)
 set -u
 RS_BUILD=${1:-build}
 SCALE_N=${SCALE_N:-10000}
 SCALE_CONFIGS=${SCALE_CONFIGS:-plain-sqlite tls-sqlite plain-pg tls-pg}
 SCALE_SWARM_ARGS=${SCALE_SWARM_ARGS:-}
+SCALE_STORM_ONLY=${SCALE_STORM_ONLY:-0}
 RS_CLOCKS=slow
 SCALE_GW_ARGS=${RS_GW_ARGS:-} # the caller's extra gateway flags, named in the command line printed
 RS_GW_ARGS="--max-unauth 4096 $SCALE_GW_ARGS"
@@ -73,7 +77,7 @@ N=$SCALE_N
 Q=$((N / 4))
 BIND=198.18.0.0/16
 SWARM_METRICS=127.0.0.62:9300
-CMDLINE="${SCALE_GW_ARGS:+RS_GW_ARGS=\"$SCALE_GW_ARGS\" }SCALE_N=$SCALE_N SCALE_CONFIGS=\"$SCALE_CONFIGS\"${SCALE_SWARM_ARGS:+ SCALE_SWARM_ARGS=\"$SCALE_SWARM_ARGS\"} $0 $RS_BUILD"
+CMDLINE="${SCALE_GW_ARGS:+RS_GW_ARGS=\"$SCALE_GW_ARGS\" }SCALE_N=$SCALE_N SCALE_CONFIGS=\"$SCALE_CONFIGS\"$([ "$SCALE_STORM_ONLY" != 1 ] || echo " SCALE_STORM_ONLY=1")${SCALE_SWARM_ARGS:+ SCALE_SWARM_ARGS=\"$SCALE_SWARM_ARGS\"} $0 $RS_BUILD"
 if [ $((N % 4)) != 0 ] || [ "$N" -lt 4 ] || [ "$N" -gt 60000 ]; then
 	echo "scale.sh: SCALE_N must be a multiple of 4 between 4 and 60000 (one source address each in $BIND)" >&2
 	exit 2
@@ -229,6 +233,11 @@ run_config() {
 	put storm_ms $(($(rs_now_ms) - t0))
 	await "the swarm's all_attached line" 10 log_has "$RS_DIR/log/swarm.$SWARM_RUNS.log" 'event=all_attached '
 	put swarm_all_ms "$(grep 'event=all_attached ' "$RS_DIR/log/swarm.$SWARM_RUNS.log" | head -n 1 | logfield all_attached_ms)"
+	if [ "$SCALE_STORM_ONLY" = 1 ]; then
+		swarm_stop
+		cluster_down
+		return
+	fi
 
 	# Settled: memory and store work with N attached.
 	settle 1 2 3 4
@@ -290,7 +299,7 @@ run_config() {
 # --- main ------------------------------------------------------------------------
 
 rs_require_netns
-[ -x "$RS_BUILD/ringsteer-swarm" ] && [ -x "$RS_BUILD/bench/bench_store" ] ||
+[ -x "$RS_BUILD/ringsteer-swarm" ] && { [ "$SCALE_STORM_ONLY" = 1 ] || [ -x "$RS_BUILD/bench/bench_store" ]; } ||
 	{ echo "scale.sh: build first (make all build/bench/bench_store)" >&2; exit 1; }
 case " $SCALE_CONFIGS " in
 *-pg*)
@@ -309,8 +318,12 @@ done
 
 # Placements through the store: one run, SQLite and (when a PostgreSQL
 # configuration was asked for) PostgreSQL.
-rs_log "== bench_store${PG_URL:+ (SQLite and PostgreSQL)}"
-RS_BENCH_PG_URL=$PG_URL "$RS_BUILD/bench/bench_store" >"$OUT/store_rows" 2>&1 || rs_log "bench_store failed"
+if [ "$SCALE_STORM_ONLY" = 1 ]; then
+	echo "(SCALE_STORM_ONLY=1: bench_store not run)" >"$OUT/store_rows"
+else
+	rs_log "== bench_store${PG_URL:+ (SQLite and PostgreSQL)}"
+	RS_BENCH_PG_URL=$PG_URL "$RS_BUILD/bench/bench_store" >"$OUT/store_rows" 2>&1 || rs_log "bench_store failed"
+fi
 for c in $SCALE_CONFIGS; do
 	case $c in *-pg) want=postgres ;; *) want=sqlite ;; esac
 	awk -v want="$want" '
@@ -344,6 +357,7 @@ rows=(
 	"place_16_0|  16 concurrent, 0 rows"
 	"place_16_40k|  16 concurrent, 40k rows"
 )
+[ "$SCALE_STORM_ONLY" != 1 ] || rows=("${rows[@]:0:2}")
 echo
 echo "== bench_store"
 cat "$OUT/store_rows"
