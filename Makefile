@@ -365,6 +365,7 @@ bench: deps all $(BENCH_BINS)
 	@echo "== bench/connect_steer.sh"; bench/connect_steer.sh $(BUILD)
 	@echo "== bench/tls_cost.sh"; bench/tls_cost.sh $(BUILD)
 	@echo "== bench/scale.sh"; bench/scale.sh $(BUILD)
+	@echo "== bench/core_before_after.sh"; bench/core_before_after.sh $(BUILD)
 
 sim: deps all
 	$(BUILD)/ringsteerctl sim
