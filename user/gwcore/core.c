@@ -238,6 +238,8 @@ void rs_gw_core_link_closed(struct rs_gw_core *core, struct rs_gw_link *l, enum 
 	free(l);
 }
 
+static void cancel_queued(struct rs_gw_core *core);
+
 /* Every item of an answered admission batch, by what it asked. */
 static void admit_answered(struct rs_gw_core *core, struct gwc_req *req, int err)
 {
@@ -312,19 +314,20 @@ void rs_gw_core_store_done(struct rs_gw_core *core, struct rs_gw_store_req *pub,
 		break;
 	}
 	gwc_req_free(req);
+	if (!core->store_up)
+		cancel_queued(core); /* only the heartbeat probes a store known away */
 	gwc_admit_flush(core);
 }
 
-void rs_gw_core_store_stalled(struct rs_gw_core *core, struct rs_gw_time now)
+/* The store is known away: the queued admissions are answered
+ * "unavailable" now (arrivals accepted degraded) instead of waiting behind
+ * a call nothing is ending, or going out as a batch to a store known away. */
+static void cancel_queued(struct rs_gw_core *core)
 {
 	struct rs_gw_link *take[GWC_BATCH_MAX];
 	struct rs_admit none = { 0 };
 	size_t n;
 
-	core->now = now;
-	gwc_store_outcome(core, -ETIMEDOUT);
-	/* The queued are answered "unavailable" now: arrivals accepted
-	 * degraded instead of waiting behind a call nothing is ending. */
 	while ((n = gwc_admit_take(core, take, GWC_BATCH_MAX)) > 0) {
 		core->counters.store_cancelled += n;
 		for (size_t i = 0; i < n; i++) {
@@ -338,6 +341,13 @@ void rs_gw_core_store_stalled(struct rs_gw_core *core, struct rs_gw_time now)
 				gwc_move_answered(core, &it, &none, -ETIMEDOUT);
 		}
 	}
+}
+
+void rs_gw_core_store_stalled(struct rs_gw_core *core, struct rs_gw_time now)
+{
+	core->now = now;
+	gwc_store_outcome(core, -ETIMEDOUT);
+	cancel_queued(core);
 }
 
 static int64_t earliest(int64_t a, int64_t b)

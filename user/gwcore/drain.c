@@ -79,9 +79,10 @@ static void drained(struct rs_gw_core *core)
 	core->drain_wake_ms = GWC_WAKE_NEVER;
 	snprintf(n, sizeof(n), "%llu", (unsigned long long)core->counters.handoffs_completed);
 	gwc_log(core, "info", "event", "drained", "handed_off", n, NULL);
-	if (!core->stopping)
-		return; /* asked by ringsteerctl: stay up, draining */
+	if (!core->stopping || core->exited)
+		return; /* asked by ringsteerctl: stay up, draining (or left already) */
 	gwc_leave_now(core, RS_GOODBYE_SHUTDOWN);
+	core->exited = true;
 	core->cb.exit(core->user);
 }
 
@@ -128,7 +129,7 @@ void gwc_drain_step(struct rs_gw_core *core)
 	size_t waiting = attached > in_flight ? attached - in_flight : 0;
 	int64_t wake = core->now.mono_ms;
 
-	if (!core->drain.membership_seen && waiting > 0)
+	if (!core->drain.membership_seen && !core->others_serving && waiting > 0)
 		membership_read(core);
 	switch (rs_drain_next(&core->drain, core->now.mono_ms, waiting, in_flight, core->others_serving, &wake,
 			      &count)) {

@@ -93,6 +93,7 @@ struct rs_gw_core {
 	bool drain_unrecorded;               /* draining, the store not told yet */
 	bool stopping;
 	bool exiting;
+	bool exited;                         /* exit() called: never twice */
 	int64_t next_heartbeat_ms;
 	int64_t drain_wake_ms;               /* GWC_WAKE_NEVER: not draining */
 	int64_t deferred_wake_ms;            /* GWC_WAKE_NEVER: nothing due */
