@@ -691,7 +691,7 @@ static void test_admission_batching(void **state)
 {
 	struct fx *fx = *state;
 	struct rs_gw_store_req *r;
-	char m[8];
+	char m[16];
 
 	for (int i = 1; i <= 4; i++)
 		open_link(fx, i, false);
