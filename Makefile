@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # ringsteer - build, test, bench.  `make test` and `make bench` are each one
 # command on a fresh Debian 12 machine: they install what they need first.
 
@@ -258,6 +259,8 @@ test-run: all $(TEST_BINS) $(KTEST_BINS) $(BUILD)/bench/accept_time $(BUILD)/ben
 	tests/cli/status_test.sh $(BUILD)/ringsteerctl || fail=1; \
 	echo "== tests/skip_test.sh"; \
 	tests/skip_test.sh || fail=1; \
+	echo "== tests/license_test.sh"; \
+	tests/license_test.sh || fail=1; \
 	if [ "$(SAN)" != 1 ]; then \
 	  echo "== tests/deploy/manifests_test.sh ($(BUILD))"; \
 	  tests/deploy/manifests_test.sh $(BUILD) || fail=1; \

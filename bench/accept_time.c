@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accept_time.c - connect-to-ACCEPT time of one supervisor HELLO, through
  * the Service address: either the kernel steered it to the gateway the rule
  * picks (ACCEPT on the first connection) or it took the redirect round trip

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # accept_time.sh [BUILD_DIR [HELLOS]] - connect-to-ACCEPT time through the
 # Service address with the node agent: HELLOs the kernel steered to the
 # gateway the rule picks (ACCEPT at once) against HELLOs that took the

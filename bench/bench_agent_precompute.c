@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_agent_precompute.c - one agent sync pass's precomputation (the
  * known supervisors noted from the sessions listing, and a placement for
  * each one without a live session) at 100 gateways and 65,000 known

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_placement.c - cost of one placement, indexed versus a plain
  * successor walk, in the walk's worst case: steady churn at eps = 0, where
  * every gateway is at cap but the one a supervisor just left.  Both run the

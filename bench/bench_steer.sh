@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/bench_steer.sh - the cost of kernel steering, in a private netns:
 # one gateway socket (kt_tool serve, registered with ringsteer-agent) and,
 # in the same run with interleaved rounds, connections to the Service

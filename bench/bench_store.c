@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_store.c - placements per second through the store with 0 and
  * with 40,000 session rows already there (issue 15: store work must not
  * grow with the sessions): 1, 4 and 16 concurrent arrivals (threads, each

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/connect_steer.sh [BUILD_DIR [HELLOS [CONNECTS]]] - connect-time
 # steering on the pod topology (tests/cluster/pods.sh: 1 node, 2 gateway
 # pods, the node's agent, a supervisor pod with no supervisor in it).  From

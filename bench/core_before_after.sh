@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/core_before_after.sh - the gateway core's before/after: the same two
 # figures on a base revision and on this working tree, measured in one run.
 #

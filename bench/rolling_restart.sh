@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/rolling_restart.sh - a surge-first rolling restart of 4 gateways
 # under 100 supervisors, at the default drain pacing (issue 4's report).
 #

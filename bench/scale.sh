@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/scale.sh - issue 15's benchmark: 4 gateways and N supervisors (one
 # ringsteer-swarm), in up to four configurations, figures side by side.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/service_only.sh - how often the Service alone leaves a pair uneven.
 #
 # Acceptance scenario 1 (two gateways, two supervisors, restart both, R rounds)

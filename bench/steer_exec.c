@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/steer_exec.c - run a command as a member the node agent steers.
  *
  * usage: steer_exec MEMBER_SOCKET MEMBER_ID CMD [ARGS...]

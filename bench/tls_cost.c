@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tls_cost.c - what TLS costs on the attach path: connect-to-ACCEPT time of
  * one supervisor HELLO sent straight to a gateway's peer endpoint, in
  * plaintext (--insecure), over TLS 1.3 (the server's certificate verified

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tls_cost.sh [BUILD_DIR [N]] - what TLS costs on the attach path, as a
 # ratio against plaintext in the same run (bench/tls_cost.c): N attaches
 # (connect, handshake, HELLO, ACCEPT) on each of three gateways, taking

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* connect.bpf.c - connect-time steering on the supervisor's node: a TCP
  * connect() to a configured Service address, from a caller the agent knows,
  * is rewritten to the gateway endpoint the agent chose for it, before any
@@ -27,7 +27,7 @@
 
 #define ALLOW 1
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL"; /* GPL-compatible, as the GPL-only helpers it calls require */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

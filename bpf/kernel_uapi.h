@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* kernel_uapi.h - all the BPF programs take from the kernel: its uapi
  * headers (the context structs sk_lookup, cgroup sock_addr and sockops
  * programs read, bpf_sock, the map types and the helpers' flags) and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* ringsteer_maps.h - the one description of the kernel side's maps: their
  * keys, values and sizes, and the constants beside them (Katran's
  * balancer_maps.h + balancer_consts.h in one file).  Included by the BPF

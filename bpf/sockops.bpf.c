@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* sockops.bpf.c - counts, per local gateway slot, the connections that gateway
  * accepted (established) and those that have closed since, for the agent's
  * per-gateway connection gauge (established - closed).
@@ -23,7 +23,7 @@
 
 #include "ringsteer_maps.h"
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL"; /* GPL-compatible, as the GPL-only helpers it calls require */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

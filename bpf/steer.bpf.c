@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* steer.bpf.c - the sk_lookup program: a new TCP connection to a configured
  * Service address is handed to one local gateway's listening socket.
  *
@@ -21,7 +21,7 @@
 
 #include "ringsteer_maps.h"
 
-char LICENSE[] SEC("license") = "GPL"; /* bpf_sk_assign needs a GPL program */
+char LICENSE[] SEC("license") = "Dual BSD/GPL"; /* GPL-compatible, as the GPL-only helpers it calls require */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # demo/demo.sh - ringsteer's main job, told as a story on a local cluster.
 #
 # usage: demo/demo.sh BUILD_DIR        (`make demo`, `make demo AGENT=0`)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # skip_status.sh - whether a test's exit status passes: 0 does, and 77
 # ("skipped") does too except with CI=true in the environment, where CI runs
 # as root with every tool and a skip means a test that proved nothing.

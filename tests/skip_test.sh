@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # skip_test.sh - a test that skips (exit 77) fails its run under CI=true and
 # passes it, as skipped, otherwise: for tests/acceptance/run.sh and
 # tests/kernel/run.sh (each copied beside one test that only skips, so no

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # vm-tests/guest.sh - runs inside the guest (chroot of the overlaid host
 # root): the kernel-facing tests (tests/kernel/run.sh) with the snapshot's
 # binaries and scripts; their outputs, run.log and dmesg go straight to

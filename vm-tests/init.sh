@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # vm-tests/init.sh - the guest's /init (busybox, in the initramfs built by
 # vm-tests/run.sh).  Loads the modules listed in /modules.order, mounts the
 # host root (9p tag hostroot, read-only) under a tmpfs overlay, the results

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # vm-tests/run.sh - the kernel-facing tests (tests/kernel/run.sh) on Debian's
 # generic 6.1 and 6.12 kernels, in qemu (TCG).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/compare/compare.sh - `make compare` (issue 18): ringsteer against the
 # Service alone, HAProxy 2.6 and nginx stream, in one run.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/compare/datapath.sh OUT - the data path half of `make compare`: for
 # each path a supervisor's established connection can take, in one run:
 #   direct               supervisor -> gateway address

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/compare/datapath_pods.sh OUT - ringsteer-kernel's data path, measured
 # on its own path: the Kubernetes-shaped topology (tests/cluster/pods.sh), where
 # the node agent's cgroup connect4 program rewrites a connect() to the Service

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/compare/evenness.sh - evenness and stability of each contender
 # (issue 18, `make compare`).
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # bench/compare/lib.sh - shared helpers of `make compare` (issue 18).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/compare/report.sh OUT - writes docs/COMPARISON.md and the chart
 # docs/comparison-rounds.{svg,png} from the TSVs of one `make compare` run:
 #   OUT/evenness.tsv   contender, measure, value   (bench/compare/evenness.sh)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # runtime-packages.sh BINARY... - prints the Debian packages that hold the
 # shared libraries the binaries need, one per line, sorted: the runtime
 # image's package list, derived from the binaries rather than typed (run in

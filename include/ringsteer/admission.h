@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* admission.h - the admission decision: where an arriving member goes, by
  * the placement rule and the overrides that belong to how it arrived, as
  * one pure function over a placer (no store, no I/O).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* agent_reg.h - gateway socket registration with the node agent.
  *
  * A gateway hands its listening TCP socket to ringsteer-agent over a UNIX

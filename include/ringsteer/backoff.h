@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backoff.h - when a supervisor tries again, and when it refreshes its
  * token: the reference supervisor and the swarm (its load generator) must
  * pace themselves the same way, so the arithmetic lives here once.  Pure:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bev_io.h - what a bufferevent cannot do by itself: write its output
  * buffer now, outside the event loop.  bufferevent_flush() writes nothing
  * for socket and OpenSSL bufferevents (libevent 2.1), and bufferevent_free()

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cidr.h - address prefixes ("198.18.0.0/15", "fd00::/8", or a bare address
  * for one host): the plaintext supervisor's --redirect-allow list.  An
  * IPv4-mapped IPv6 address ("::ffff:198.18.0.1") matches as the IPv4

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* drain.h - the handoff plan of a stopping gateway: each of its supervisors,
  * in the order given, goes where the placement rule sends it over the ring
  * without the stopping gateway, counting the plan's earlier assignments as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* endpoint.h - "ADDR:PORT" endpoints as the command lines and the protocol
  * carry them: IPv4 "a.b.c.d:port", IPv6 "[addr]:port". */
 #ifndef RINGSTEER_ENDPOINT_H

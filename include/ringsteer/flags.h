@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* flags.h - numeric command-line values, parsed strictly (a typo is an
  * error, not a different number) with one message format for every daemon. */
 #ifndef RINGSTEER_FLAGS_H

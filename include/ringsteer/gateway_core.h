@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gateway_core.h - a gateway's side of ringsteer as a sans-I/O state
  * machine, in the manner of nghttp2_session and ngtcp2_conn: no sockets,
  * no event loop, no clock reads, no store calls inside.

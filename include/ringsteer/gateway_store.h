@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gateway_store.h - what the gateway core asks of its store, and the
  * interface a store implements to answer it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http.h - the small HTTP side every daemon has (/metrics, /healthz,
  * /readyz) on libevent's evhttp, and the Prometheus text helpers. */
 #ifndef RINGSTEER_HTTP_H

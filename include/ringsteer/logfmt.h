@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* logfmt.h - one structured line per event on stderr, logfmt style
  * ("ts=... level=info key=value ..."), so operators can grep and ship
  * them.  Values with spaces, quotes or '=' are quoted and escaped. */

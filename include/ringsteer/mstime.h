@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mstime.h - the process's two clocks in milliseconds, and durations in the
  * struct timeval that libevent's timers and timeouts take.
  *

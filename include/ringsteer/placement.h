@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* placement.h - the bounded-load placement rule as pure functions over a
  * snapshot of gateway loads (no I/O).
  *

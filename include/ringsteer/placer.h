@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* placer.h - placement kept current as loads change, answering each decision
  * in O(log points) whatever the loads.
  *

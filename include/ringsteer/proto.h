@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto.h - the supervisor <-> gateway wire protocol (docs/PROTOCOL.md).
  *
  * Every frame: u32 length (big-endian; counts the bytes after itself),

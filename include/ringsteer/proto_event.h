@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto_event.h - the codec over libevent buffers, so that the transport
  * (plain TCP now, TLS bufferevents later) never touches the codec. */
 #ifndef RINGSTEER_PROTO_EVENT_H

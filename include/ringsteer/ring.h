@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ring.h - the consistent-hash ring of gateways, compatible with OpenShell's
  * gateway ring: 128 points per gateway id, point = first 8 bytes of
  * SHA-256("<id>#<n>") read big-endian, sorted by (point, id).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* small_file.h - reading a short text file (a token, a count) whole. */
 #ifndef RINGSTEER_SMALL_FILE_H
 #define RINGSTEER_SMALL_FILE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store.h - the membership and session ledger that every gateway shares,
  * behind one interface (SQLite for one host, PostgreSQL for many: a backend
  * supplies transactions and statements, the placement transaction above

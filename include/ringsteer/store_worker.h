@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_worker.h - store calls beside an event loop, never on it.
  *
  * One thread owns one store handle and runs the jobs submitted to it in

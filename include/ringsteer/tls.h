@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tls.h - TLS 1.3 on the supervisor protocol (OpenSSL): the contexts a
  * gateway and a supervisor build from PEM files, and the checks that tie a
  * certificate to a protocol identity (a gateway id, a member id).  A

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* token.h - supervisor tokens: "<member>.<expiry>.<mac>", mac = lower-case
  * hex HMAC-SHA256(secret, "<member>\n<expiry>"), expiry in unix seconds.
  * Member ids may hold dots, so a token is split at its last two dots.

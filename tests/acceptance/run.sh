@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/acceptance/run.sh - the acceptance tests of the placement path, each in
 # its own test cluster (tests/cluster/lib.sh), with the binaries of BUILD_DIR.
 #

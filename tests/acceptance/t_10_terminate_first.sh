@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Drain acceptance 3: terminate-first restart (SIGTERM the old gateway, then
 # start its replacement) of all four gateways, 40 supervisors.  Every
 # supervisor stays attached somewhere throughout, and loads never exceed the

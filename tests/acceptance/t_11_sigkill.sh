@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Drain acceptance 4: four gateways, 40 supervisors; SIGKILL one (no drain).
 # Its supervisors reconnect through the Service and are placed by the rule
 # within TTL plus backoff; afterwards every load <= cap = ceil(40 / 3), all

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Drain acceptance 5: a gateway joins: nobody moves.  Three gateways, 30
 # supervisors; gw-4 starts (awaited ready, then in the Service).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Drain acceptance 6: sandboxes follow their supervisor.  Three gateways, 12
 # supervisors with distinct sandbox counts, a surge-first rolling restart of
 # the three (gw-4 for gw-1, gw-5 for gw-2, gw-6 for gw-3).  The sandbox

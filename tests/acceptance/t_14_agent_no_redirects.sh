@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Kernel steering acceptance 6: two gateways, two supervisors with the node
 # agent.  After the first round, restarting the supervisors (same source
 # addresses) places them with zero redirects: the agent pinned each source

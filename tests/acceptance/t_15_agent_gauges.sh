@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Kernel steering acceptance 7: the agent's per-gateway connection gauge
 # (from sockops) equals each gateway's supervisors gauge, after arrivals
 # (steered, and redirected to peer endpoints), a departure and a restart.

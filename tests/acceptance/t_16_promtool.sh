@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Acceptance 16: every /metrics page passes `promtool check metrics` (the
 # Prometheus exposition-format linter, Debian package prometheus) with
 # supervisors attached: both gateways' and the agent's.  The pages are not

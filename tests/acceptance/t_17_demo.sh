@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The demo (`make demo`, demo/demo.sh) end to end, shortened to 6
 # supervisors, with the node agent and without it (AGENT=0): every step
 # settles, each prints its chart, the verdict line says even, and the demo

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Acceptance 18: the store goes down and comes back (issue 8).  Attached
 # supervisors stay served; arrivals are accepted where they land (degraded,
 # counted, logged); when the store answers again the gateways record what

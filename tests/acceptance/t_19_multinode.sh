@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Multi-node acceptance (issue 8): three nodes (network namespaces on a
 # bridge, tests/cluster/nodes.sh), one gateway and one node agent per node,
 # one store for all (SQLite on the shared filesystem, or PostgreSQL when

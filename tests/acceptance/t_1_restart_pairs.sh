@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Acceptance 1: two gateways, two supervisors; restart both supervisors, 10
 # rounds.  Every round ends with one supervisor on each gateway.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Store acceptance (issue 8): four gateways receive 200 arrivals at the same
 # moment (every supervisor started at once through the Service); the
 # placement transactions serialize in the store (SQLite: BEGIN IMMEDIATE;

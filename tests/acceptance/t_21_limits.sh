@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Acceptance 21: the gateway's limits (issue 9).  One gateway, gw-1, runs with
 #   --max-frame 2048 --max-unauth-per-source 3 --max-unauth 5
 #   --max-sessions 2 --limit-retry 3000 --hello-timeout 30000

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Acceptance 22: TLS and safe redirects (issue 9).  A CA and certificates are
 # made with the openssl command at test time (tests/tls/make_certs.sh).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Acceptance 23: two unreachable redirect targets do not make a supervisor
 # spin (found by the soak: two gateways SIGKILLed within one TTL).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Connect-time steering on a Kubernetes-shaped node (issue 14, tests 1, 2, 6;
 # tests/cluster/pods.sh): every gateway and supervisor its own pod (netns,
 # veth, /32, cgroup), kube-proxy's DNAT of the Service in the node, mutual

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Connect-time steering across two Kubernetes-shaped nodes (issue 14, tests
 # 3, 5, 4; tests/cluster/pods.sh): 4 gateway pods, 40 supervisor pods, an
 # agent on each node, one store.

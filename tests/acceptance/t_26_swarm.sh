@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Acceptance 26: the load generator.  Two gateways, one ringsteer-swarm of
 # 500 members (sw-1..sw-500), each its own protocol client with its own
 # token and its own source address from 198.18.200.0/24.  Once the swarm

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Acceptance 27: a drain that fits its budget.  600 supervisors (one
 # ringsteer-swarm) attach to gw-1 alone; gw-2 and gw-3 join (nobody moves:
 # there is no rebalancer); then gw-1 gets SIGTERM with a 5 s drain budget.

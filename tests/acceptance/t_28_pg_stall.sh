@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Acceptance 28: a PostgreSQL server that stops answering.  Two gateways on
 # a throwaway server of the test's own (tests/pg/pg_server.sh: the suite's
 # shared one is never stopped), 40 supervisors (one ringsteer-swarm)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Acceptance 29: a second SIGTERM exits at once and ends the gateway's
 # sessions with its row, in one transaction, never one transaction per
 # session (issue 17).  One gateway, 200 swarm members attached to it; the

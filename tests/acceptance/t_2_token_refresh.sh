@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Acceptance 2: a supervisor reconnecting after a token refresh stays on its
 # gateway: 10 refreshes with a short token lifetime, including while that
 # gateway is above the even share.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Acceptance 30: a restart goes home (issue 17).  A supervisor that goes
 # away (GOODBYE, or a dropped link) leaves its row as a reservation at its
 # gateway for --home-grace, counted in that gateway's load; coming back

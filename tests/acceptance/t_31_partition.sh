@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Acceptance 31: liveness under a lasting partition (issue 17).  A
 # supervisor whose Service fallbacks (STAY without REDIRECTED after a failed
 # redirect) keep landing on a gateway at its cap, every redirect target

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Acceptance 32: deferred placement after a store outage (issue 17).  A
 # supervisor accepted degraded was never placed by the rule; once claimed,
 # if its gateway is above the cap it is placed by the rule once, paced and

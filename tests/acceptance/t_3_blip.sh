@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Acceptance 3: a blip (its connection killed with ss -K): the supervisor
 # redials its gateway with STAY and stays.
 #

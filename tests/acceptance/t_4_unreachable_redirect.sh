@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Acceptance 4: a redirect to an unreachable peer endpoint: the supervisor
 # returns to the Service with STAY and is accepted where it lands.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Acceptance 5: gauges.  Supervisors with 3 and 5 sandboxes on one gateway
 # give ringsteer_gateway_supervisors 2 and
 # ringsteer_gateway_busiest_supervisor_sandboxes 5; both follow a changed

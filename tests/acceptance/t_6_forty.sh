@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Acceptance 6: four gateways, 40 supervisors started at once: every gateway
 # ends with exactly 10.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Acceptance 7: bad input - garbage bytes, an oversized frame, a bad token, a
 # connection that never says HELLO: each gets REJECT or a close, a log line
 # and a counter; the attached supervisors are untouched.

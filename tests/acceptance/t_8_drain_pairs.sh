@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Drain acceptance 1: two gateways, two supervisors, a surge-first rolling
 # restart of both gateways (start the replacement with a new id, wait until
 # it is ready, then SIGTERM the old one, as a Deployment does by default),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Drain acceptance 2: four gateways, 100 supervisors, a surge-first rolling
 # restart of all four (start gw-5, await /readyz, SIGTERM gw-1; then gw-6 for
 # gw-2, ...).  Ends with max - min <= 1 over the four live gateways; the

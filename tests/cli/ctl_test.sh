@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctl_test.sh - ringsteerctl's offline forms against the vectors, and its
 # answers to bad arguments (one line on stderr, exit status 2).
 # usage: ctl_test.sh PATH/TO/ringsteerctl TEST_DATA_DIR

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # lib.sh - what the tests/cli/*_test.sh scripts share; each sources it
 # after setting ctl (the ringsteerctl under test).  It provides the pass

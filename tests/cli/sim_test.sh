@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # sim_test.sh - the simulator's bounded-ring rows must show what the rule
 # promises (with S a multiple of G, so every figure is exact): even after a
 # fill, nobody moved by supervisor restarts, exactly one handoff per

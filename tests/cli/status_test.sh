@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # status_test.sh - `ringsteerctl status`, `place --store` and `ring --store`
 # against stores this test fills with the sqlite3 command-line tool: the
 # status table and its key=value footer (even, uneven, draining gateways

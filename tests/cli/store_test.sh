@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # store_test.sh - `ringsteerctl gateways`, `sessions` and `drain` against a
 # store this test fills with the sqlite3 command-line tool: the aligned
 # table, --json (parsed with jq), --all against live rows, --gateway, JSON

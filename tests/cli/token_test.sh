@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # token_test.sh - `ringsteerctl token` against an independent implementation:
 # every minted token's mac is recomputed from its printed member and expiry
 # with the openssl CLI (HMAC-SHA256 over "<member>\n<expiry>") and must

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # tests/cluster/lib.sh - a test cluster in a private network namespace.
 #

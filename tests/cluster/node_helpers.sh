@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # tests/cluster/node_helpers.sh - what every multi-node topology (nodes.sh,
 # pods.sh) names the same way: node K's namespace and address, the node a

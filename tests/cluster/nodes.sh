@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # tests/cluster/nodes.sh - the test cluster over several "nodes": network
 # namespaces joined by a bridge, one node agent each, one store for all.

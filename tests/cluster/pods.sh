@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # tests/cluster/pods.sh - the test cluster shaped like Kubernetes: node
 # namespaces on a bridge, a network namespace and a cgroup per pod (each

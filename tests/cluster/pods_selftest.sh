@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cluster/pods_selftest.sh - the pod topology (tests/cluster/pods.sh)
 # with ringsteer's gateways and supervisors, no agent (RS_AGENT=0):
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cluster/raw.sh - one raw TCP exchange, for bad-input tests.  Run it
 # inside the cluster's namespace (lib.sh's raw_send does).  Connects to
 # ADDR:PORT, writes the bytes given in hex (may be empty: then it says nothing),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cluster/selftest.sh - the harness's own mechanics, without ringsteer's
 # daemons: namespace, the Service's random DNAT (both endpoints get a share),
 # svc_update, ss -K on a connection, await and hold, and cleanup (no process,

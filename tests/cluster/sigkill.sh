@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # tests/cluster/sigkill.sh - the SIGKILL scenario the acceptance tests share
 # (t_11, t_19 e): a gateway killed outright, no drain.  Its supervisors

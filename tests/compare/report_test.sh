@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/compare/report_test.sh - bench/compare/report.sh on the fixture
 # (tests/compare/fixture: made-up figures for every contender, two passes of
 # 40 and 400 supervisors): it writes the report and a chart per pass; with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/deploy/manifests_test.sh - the deploy/ manifests parse and carry what
 # the gateway's drain and the agent need, and the Prometheus files pass
 # promtool.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_agent_reg.c - libFuzzer target for the agent registration records
  * (user/registration/registration_wire.c), every decoder (a gateway's request, a
  * member's request, the reply) on the same bytes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_frame.c - libFuzzer target for the wire codec.
  *
  * Decodes the input frame after frame until the first error, and checks:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_token.c - libFuzzer target for the token parser (user/token/).
  *
  * The input, cut at its first NUL (the API takes C strings), is a token

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gen_corpus.c - writes the seed corpora of fuzz_token and fuzz_agent_reg
  * with the real encoders (not a fuzz target: the Makefile builds only
  * fuzz_*.c).  Run from the repository root after `make all`:

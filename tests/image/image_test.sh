@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # image_test.sh IMAGE BUILD_DIR - tests the container image by its
 # filesystem (`make image-test`).  Containers cannot run on the development
 # machine (crun refuses its hybrid cgroups and rlimits), so the image is

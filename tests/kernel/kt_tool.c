@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kt_tool.c - stand-ins for gateways and supervisors in the kernel shell
  * tests, small enough to leave no doubt about what they do.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # tests/kernel/lib.sh - a network namespace with the agent in it, for the
 # agent tests.  Source it, then:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pin_test.c - kernel tests of the loader's pin adoption, each with a pin
  * root of its own under /sys/fs/bpf (removed at the end), connect-time
  * steering left out (it would attach to the cgroup2 root).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* precompute_test.c - the agent's known supervisors and their precomputed
  * placements (user/agent/known.c, precompute.c) as pure functions: no
  * kernel needed.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/kernel/run.sh - the kernel steering tests, each in its own network
 # namespace, with the binaries of BUILD_DIR.
 #

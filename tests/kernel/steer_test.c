@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* steer_test.c - kernel tests of the steering datapath, driven through the
  * agent's own parts (loader, slots, table, services) with small listeners
  * standing in for gateways.  One test per run, chosen by name, inside a

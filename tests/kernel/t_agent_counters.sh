@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Upgrade across a counters layout change: a pin directory whose rs_stats
 # has fewer counters (an agent before pin_stale: 6, not 7) is refused
 # without --replace (exit 4, the old map still pinned: nothing changed), and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The agent without privileges says so in one log line and exits 3, so a
 # supervisor of the agent (and the gateways, redirect-only) can tell it from
 # a crash; SIGTERM leaves the pins, so steering goes on after a clean stop.

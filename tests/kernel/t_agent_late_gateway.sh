@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A real ringsteer-gateway keeps its sockets registered with the node agent
 # (user/gateway/agent_registration.c):
 #  1. started before any agent, it runs redirect-only, logs that once per

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # With a PostgreSQL store the agent follows changes by LISTEN/NOTIFY (issue
 # 8): the poll is slowed to TTL/4 (here 150 s, longer than the test), yet a
 # new session's pin and a moved session's pin appear within a second; a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A gateway that is gone (listener closed and its store row gone) frees its
 # slot, and the agent keeps syncing: the kernel empties a sockmap slot by
 # itself when the listener closes, and deleting an empty sockmap slot fails

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Issue test 3: the agent is SIGKILLed and steering continues (pins and table
 # stay in the pinned maps, the pinned link keeps the program attached); a
 # restarted agent adopts the pinned state (same link, same program, slots

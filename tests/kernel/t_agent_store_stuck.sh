@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A PostgreSQL store that stops answering (every process of the server
 # SIGSTOPped: connections stay open, nothing comes back) never freezes the
 # agent: its store calls run on a worker thread, not on its loop.  While the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Upgrade: a pinned sk_lookup link running a program whose tag differs from
 # this agent's (another version) makes a restarted agent refuse (exit 4,
 # `upgrade_refused`, the pinned program untouched) unless --replace, which

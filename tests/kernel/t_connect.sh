@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t_connect.sh - connect-time steering on a node shaped like Kubernetes':
 # the agent in the node's netns, callers in pod netns (veth, /32, default
 # route via the node) in cgroups under the test's own, kube-proxy's DNAT of

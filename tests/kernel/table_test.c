@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* table_test.c - the bucket table builder (user/agent/table.c) as a pure
  * function, and the source hash's spread: no kernel needed.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # pg_server.sh - a throwaway PostgreSQL server for the store's tests and
 # benchmarks: one cluster in DIR/data, run by the unprivileged `postgres`
 # system user, reachable only on a UNIX socket in DIR (no TCP port, so two

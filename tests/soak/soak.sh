@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/soak/soak.sh - issue 9's soak: four gateways, the node agent and 200
 # supervisors under a seeded random fault schedule for a set time, with the
 # fleet's invariants checked continuously and at every quiet point.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make_certs.sh - a throwaway PKI for the TLS tests, made with the openssl
 # CLI (EC P-256 keys: fast to generate).
 #

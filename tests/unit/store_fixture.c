@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_fixture.c - the store tests' scratch stores (store_fixture.h). */
 #include <ftw.h>
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_fixture.h - what the store's unit tests share: a scratch store
  * (SQLite in a fresh temporary directory, or a PostgreSQL database emptied
  * for the test), raw SQL on PostgreSQL, and reading one row back. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_admission.c - the admission decision (admission.h) against what is
  * known without it: the independent placement vectors, hand-worked cases
  * for every override (their clockwise orders taken from the independent

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_agent_reg.c - gateway socket registration: the codec, the agent's
  * server and the gateway's client, end to end in one process tree.
  *

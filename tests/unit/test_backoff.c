@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_backoff.c - the retry and refresh delays the supervisor and the
  * swarm share (rs_retry_delay_ms, rs_refresh_delay_ms): jitter bounds, the
  * doubling and its ceiling, a REJECT's floor and its cap. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_cidr_nth.c - spreading source addresses over a prefix
  * (rs_cidr_nth): the i-th address, wrapping at the prefix's size, a single
  * host, IPv6 (never carrying into the prefix), and what is refused. */

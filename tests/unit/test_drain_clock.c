@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_drain_clock.c - the drain's schedule is made on the monotonic clock
  * only (user/drain/step.c, what the gateway's drain timer calls): a test
  * clock whose wall side steps an hour forward or back in the middle of a

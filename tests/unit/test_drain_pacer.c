@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_drain_pacer.c - the drain's pacing: membership first (bounded),
  * one redirect per pace interval, the budget closes the rest, done when
  * nobody is left; driven by a simulated clock. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_gateway_core.c - the sans-I/O gateway core (gateway_core.h) driven by
  * scripted events on a fake clock: fake callbacks record what the core does
  * (frames per link, closes, resumes, store requests handed out) and the test

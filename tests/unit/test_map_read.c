@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_map_read.c - the shared reader of the agent's maps
  * (user/maps/map_read.c) where no kernel map is needed: opening a pin that
  * cannot be opened leaves its fd at -1 (ringsteerctl maps closes what it

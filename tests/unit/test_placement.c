@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_placement.c - the bounded-load rule: the independent vectors, then
  * seeded randomized properties, each checked on the reference walk
  * (rs_place) and the indexed placer, which must agree on every case. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_proto.c - the wire codec against a reference layout written here,
  * independently of user/proto/: every frame type at its field boundaries
  * (string lengths, byte classes, flags, reasons), every incomplete prefix,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_ring.c - the ring against the independent vectors, and its
  * properties: order independence, incremental add/remove equal to a
  * rebuild, and removal moving only the removed gateway's keys. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_store.c - the store over SQLite, each test in a fresh temp dir: URLs,
  * schema and reopen, registration and listings, TTL expiry, the placement
  * transaction against the reference rule (rs_place over the same snapshot,

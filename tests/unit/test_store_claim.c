@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_store_claim.c - rs_store_session_claim over SQLite, each test in a
  * fresh temp dir: a gateway that accepted a supervisor while the store was
  * unavailable records it once the store answers.  On an empty row or over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_store_fallback.c - Service fallbacks after failed redirects over
  * SQLite: the admission says it decided one (rs_admit.fallback); at a
  * gateway at the cap the stay is refused and the member is sent to another

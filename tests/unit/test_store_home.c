@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_store_home.c - a departure keeps its place (rs_store_session_leave)
  * over SQLite, each test in a fresh temp dir.  The attachment becomes a
  * reservation at the same gateway that counts in its load until the grace

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_store_scale.c - the store's work per event does not grow with its
  * sessions (issue 15): schema version 2 migrated from a hand-made version
  * 1 store with rows in it (loads right, idempotent), a restarted gateway

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_store_worker.c - the store worker: jobs run off the loop in
  * submission order, consecutive jobs of a batchable kind share one call,
  * answers arrive on the loop in order, a stuck call leaves the loop free

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_succ_bitset.c - the successor index against a plain array, across
  * sizes that give one to four levels and word-boundary edges. */
 #include <setjmp.h>

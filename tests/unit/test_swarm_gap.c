@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_swarm_gap.c - the swarm's gap bookkeeping (user/swarm/gap.c): a
  * gap runs from the first loss to the next accept, a failed redial does
  * not restart it, a make-before-break move (no loss) counts nothing, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_tls.c - the TLS contexts, name checks and failure descriptions, on
  * certificates made fresh by tests/tls/make_certs.sh (so the openssl
  * command is needed) and on real handshakes between two SSL objects over a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_token.c - supervisor tokens: fixed known-answer vectors (macs
  * computed outside the code with the openssl CLI), round trips over random
  * members, secrets and expiries, every kind of tampering and malformed text

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_util.c - endpoint parsing and formatting, and logfmt quoting. */
 #include <errno.h>
 #include <setjmp.h>

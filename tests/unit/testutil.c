@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* testutil.c - seeded randomness and vector loading for the unit tests. */
 #include "testutil.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* testutil.h - what the unit tests share: a seeded generator (the seed is
  * printed, and RS_TEST_SEED replays a run) and the vector files. */
 #ifndef RS_TESTUTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* agent.h - the node agent's parts, shared by its files and by the kernel
  * tests: map keys from socket addresses (keys.c), the room-weighted bucket
  * table (table.c), gateway slots (slots.c; reading them: maps/map_read.h), loading/attaching/pinning and

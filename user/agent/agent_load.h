@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* agent_load.h - loading, attaching and pinning the kernel side, and adopting
  * what a previous agent pinned (loader.c, pin_dir.c, cgroup.c).
  *

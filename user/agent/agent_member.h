@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* agent_member.h - supervisors registered with the node agent for
  * connect-time steering: the member socket and its connections
  * (member_server.c), who a caller is (member_key.c), and the registry that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* agent_run.h - the running ringsteer-agent: its configuration, the kernel
  * side it holds, the store, the event loop and what /metrics exports.  One
  * struct agent per process, owned by main(); the other files (sync.c,

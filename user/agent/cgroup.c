@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cgroup.c - where sockops attaches: the root of the cgroup v2 hierarchy, so
  * that the connections of every process (gateways included, whatever cgroup
  * they run in) are seen.  On a host without a cgroup2 mount (pure v1) one is

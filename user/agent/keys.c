@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* keys.c - map keys from socket addresses, in the exact layout the BPF
  * programs build from their contexts (ringsteer_maps.h): addresses in network
  * byte order, ports in host byte order, unused words zero.  An IPv4-mapped

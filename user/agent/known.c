@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* known.c - the supervisors the agent knows (precompute.h): remembered from
  * session rows, kept while they are seen, forgotten past the horizon.
  *

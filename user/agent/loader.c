@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* loader.c - brings the kernel side up, or adopts what a previous agent left
  * pinned, so that steering never stops across an agent restart.
  *

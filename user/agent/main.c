@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* main.c - ringsteer-agent: the privileged node daemon.  Loads (or adopts)
  * the steering programs and maps, serves gateway socket registrations,
  * follows the store, exports /metrics.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* map_layout.c - whether a pinned map's key and value have the layout this
  * agent's programs were compiled with, told by the BTF both carry.
  *

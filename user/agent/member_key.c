@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* member_key.c - who a registering supervisor is, as the kernel programs will
  * see it: its netns cookie when it lives in a netns of its own (a pod), else
  * its cgroup v2 id (a hostNetwork process).  Derived from the caller's pid

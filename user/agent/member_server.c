@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* member_server.c - the agent's member socket: supervisors register their
  * member id here before they dial the Service (include/ringsteer/agent_reg.h,
  * "Supervisor (member) registration") and keep the connection open as the

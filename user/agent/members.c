@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* members.c - registered supervisors as connect-time steering entries: each
  * registration is one rs_clients entry (its key -> a target slot), each
  * gateway a registered supervisor is sent to is one rs_targets slot.

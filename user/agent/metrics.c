@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* metrics.c - the agent's /metrics in the Prometheus text format, read from
  * the maps at each scrape (the "bpf map exporter"): connections per local
  * gateway (sockops: established - closed), steering lookups by result

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pin_dir.c - the agent's corner of bpffs: mount bpffs where it is missing,
  * create the pin root, remove a pin directory.  Removing a pin drops the
  * file's reference only: a map or link another process still holds lives

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* precompute.c - where each known supervisor without a live session would be
  * placed if it arrived through the Service now (precompute.h).
  *

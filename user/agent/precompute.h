@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* precompute.h - the supervisors the agent knows, and where the rule would
  * place each of them now (DESIGN.md, flow 6: "precomputed pins for known
  * supervisors with no session").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* register.c - where a checked gateway socket enters the maps.  The
  * registration server (registration_server.c) has verified the caller and
  * the socket (TCP, LISTEN, AF_INET/AF_INET6, this netns); here the socket

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* services.c - the Service addresses the agent steers (rs_services for
  * sk_lookup, rs_conn_svcs for connect-time steering): each map is made to
  * hold exactly the configured set, so a Service removed from the agent's

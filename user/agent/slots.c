@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slots.c - local gateway sockets in numbered slots: rs_slots says who holds
  * each slot (and survives the agent, so a restarted agent knows), rs_sockets
  * holds the listening socket sk_lookup assigns, rs_owner tags the socket so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sync.c - follows the store and rewrites the steering maps (DESIGN.md,
  * flow 6), once per --sync-interval:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sync_read.c - a sync pass's store read runs on the store worker, never on
  * the event loop (DESIGN.md, Scale: "No event loop ever waits on the
  * store"), and its answer is applied to the maps on the loop (sync.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* table.c - the room-weighted bucket table: built as a pure function of the
  * slots' weights, then written whole into a fresh inner map and swapped into
  * rs_table with a single update (Cilium's Maglev habit), so the sk_lookup

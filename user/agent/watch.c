@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* watch.c - the agent follows the store by change notification where the
  * store offers it (PostgreSQL LISTEN/NOTIFY), instead of polling.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl.h - the subcommands of ringsteerctl.  Each takes the arguments after
  * the program name (argv[0] is the subcommand) and returns the exit status:
  * 0 on success, 1 on a runtime failure, 2 on bad arguments (after one line

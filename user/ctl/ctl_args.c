@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_args.c - option, list and number parsing for ringsteerctl, strict so
  * that a typo is an error rather than a silently different ring.  The
  * options several subcommands share (--store, --ttl, --json, --gateways)

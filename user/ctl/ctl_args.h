@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_args.h - argument parsing shared by ringsteerctl's subcommands. */
 #ifndef RS_CTL_ARGS_H
 #define RS_CTL_ARGS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_drain.c - `ringsteerctl drain ID [--store URL] [--json]`: asks
  * gateway ID to drain by setting its row's state to draining
  * (rs_store_gateway_set_state).  The gateway sees it on its next heartbeat

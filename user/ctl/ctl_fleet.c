@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_fleet.c - reads the fleet for `ringsteerctl status`: two listings
  * at the same now (gateways, then sessions), joined by gateway id.  Both
  * lists come sorted by gateway id, so the join is one merge pass. */

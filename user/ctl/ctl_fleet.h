@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_fleet.h - the fleet as `ringsteerctl status` shows it: every live
  * gateway with its supervisors and sandboxes, and the balance figures of
  * the placement rule (S, G, cap, max - min over serving gateways), read

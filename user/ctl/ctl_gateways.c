@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_gateways.c - `ringsteerctl gateways [--store URL] [--all] [--json]`:
  * the gateways in the store with their state and load, as a table or one
  * JSON document.  Read-only: the store is opened read-only and never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_init.c - `ringsteerctl init [--store URL] [--json]`: creates the
  * store's schema (or checks an existing one) through the library, as a
  * gateway does when it starts.  The other commands never create a store;

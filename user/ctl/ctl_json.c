@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_json.c - jansson for ringsteerctl's --json.  Guarantee: whatever
  * bytes a string holds, the output is valid JSON in valid UTF-8 (RFC
  * 8259): well-formed UTF-8 sequences pass through, jansson escapes control

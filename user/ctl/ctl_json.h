@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_json.h - ringsteerctl's --json output, built with jansson: a
  * document is made as a json_t (json_pack, json_array_append_new) and
  * printed once, so no command counts its own commas and brackets.  Text

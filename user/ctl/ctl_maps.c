@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_maps.c - `ringsteerctl maps [--json] [--pin-dir DIR]`: decodes the
  * agent's pinned maps for this network namespace (or DIR): the programs in
  * force, the Service addresses, the slots with their gateways and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_maps.h - what `ringsteerctl maps` shares between its steering
  * section (ctl_maps.c, the command) and its connect-time section
  * (ctl_maps_connect.c): the pinned maps' fds, and how both show what they

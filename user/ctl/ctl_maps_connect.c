@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_maps_connect.c - `ringsteerctl maps`, its connect-time section:
  * connect-time steering's counters (rs_conn_stats), the registered callers
  * (rs_clients: netns or cgroup -> target slot, expiry, as the kernel would

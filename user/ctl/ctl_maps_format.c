@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_maps_format.c - how `ringsteerctl maps` shows what it read from the
  * agent's maps, for both its sections (ctl_maps.h): addresses and
  * endpoints as text, ids only when well-formed (a map is not trusted to

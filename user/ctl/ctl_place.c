@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_place.c - `ringsteerctl place`: what-if placement of one member
  * arriving now through the Service.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_ring.c - `ringsteerctl ring`: the ring alone, for checking what any
  * OpenShell-compatible ring says, built from given ids (offline) or from
  * the store's live gateways (draining ones included: they stay on the ring,

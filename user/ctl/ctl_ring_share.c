@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_ring_share.c - arcs of the hash circle, summed per gateway.  Arcs are
  * differences of 64-bit points taken modulo 2^64 (unsigned wrap-around
  * makes the wrapping arc), each added as a fraction of 2^64 in double:

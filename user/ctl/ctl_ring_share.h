@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_ring_share.h - each gateway's share of the hash circle: the keys it
  * owns, as a fraction of all 2^64 points. */
 #ifndef RS_CTL_RING_SHARE_H

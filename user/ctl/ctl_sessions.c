@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_sessions.c - `ringsteerctl sessions [--store URL] [--all] [--json]
  * [--gateway ID]`: the supervisor sessions in the store (one row per
  * member), as a table or one JSON document, sorted by gateway then member.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_sim.c - `ringsteerctl sim`: reads the simulator's options and runs it.
  * The simulator itself lives in user/sim/; this file only turns argv into a
  * struct sim_options, strictly (an unknown or malformed option is exit 2). */

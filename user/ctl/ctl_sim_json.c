@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_sim_json.c - reads the simulator's report back into JSON.  The
  * layout relied on (user/sim/run.c, report.c): a "seed N, T trials" line;
  * sections titled "K. title" (scenarios) or "Balls into bins..." ; in each,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_sim_json.h - `ringsteerctl sim --json`: the simulator's text tables
  * turned into one JSON document.  The simulator (user/sim/) only knows how
  * to print tables; rather than teach it a second output, its aligned text

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_status.c - `ringsteerctl status [--store URL] [--json]
  * [--watch[=SECONDS]] [--width N]`: the fleet's balance at a glance, once
  * or redrawn every SECONDS until SIGINT or SIGTERM.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_status_view.c - the status table and its JSON twin.  The bar is
  * drawn in eighths of a column (U+2588 full block, U+2589..U+258F for the
  * last partial one) so that counts a few apart still look different at 40

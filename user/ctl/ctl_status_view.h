@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_status_view.h - how `ringsteerctl status` shows a fleet: an aligned
  * table with a bar per gateway and a key=value footer, or one JSON object. */
 #ifndef RS_CTL_STATUS_VIEW_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_store.c - opening the store for ringsteerctl, with one message per
  * way it fails, and the frame of the store listings: options, the wall
  * clock, the output's flush.  Nothing here creates a store: a command that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_store.h - what ringsteerctl's store commands share: opening the
  * store with a message for each way it can fail (read-only commands never
  * create a store), the wall clock, and for the listings (gateways,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_table.c - aligned text tables: the rows are walked twice, once to
  * measure the columns and once to print them. */
 #include "ctl_table.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_table.h - aligned text tables for ringsteerctl's listings: a header
  * line, then one line per row, each column as wide as its widest cell and
  * two spaces after it, the last column unpadded. */

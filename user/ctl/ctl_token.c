@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_token.c - `ringsteerctl token`: mints a supervisor token from the
  * cluster secret file, or checks one.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* main.c - ringsteerctl: dispatches to one subcommand per file.  Help is
  * each subcommand's own: `ringsteerctl help COMMAND` runs `COMMAND --help`,
  * so a command's manual lives next to its code. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pacer.c - when a draining gateway acts: after it has seen membership
  * (another serving gateway, or the bounded wait ran out: a rolling update's
  * replacement must be in the view before the plan is made), REDIRECTs at

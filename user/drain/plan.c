@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* plan.c - the handoff plan of a stopping gateway.  Each supervisor is
  * placed as a handoff whose stale record is on the stopping gateway, so N
  * stays the number of live supervisors and the stopping gateway, now

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* step.c - the drain's pacer (pacer.c) driven from a clock: the one place
  * the gateway's drain reads the time, and only the monotonic side of it.
  * Pacing, the membership wait and the budget are intervals of this one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* agent_registration.c - the gateway's listening sockets (listen and peer)
  * kept registered with the node agent (--agent PATH), so that sk_lookup
  * keeps steering Service connections to them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* conn.c - the gateway's connections as I/O for the core: accept (the
  * unauthenticated limits refuse before anything is allocated), bytes read
  * handed to rs_gw_core_link_recv, the core's frames queued, its closes

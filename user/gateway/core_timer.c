@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core_timer.c - the core's clock and its one timer on the event loop:
  * the core reads no clock, so every event is given the time here, and
  * after each the timer is armed for the core's next wake. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gateway.h - the reference gateway's state, shared by its files: the
  * configuration, the event loop and its listeners, the store worker, the
  * connections' I/O, TLS and the node agent.  What the gateway decides is

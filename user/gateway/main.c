@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* main.c - ringsteer-gateway: the reference gateway.  Parses flags, loads
  * its TLS certificate (or is told --insecure), opens the store and the
  * listeners, registers, then runs the library's gateway core on the event

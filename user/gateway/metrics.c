@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* metrics.c - the gateway's HTTP side: /metrics in the Prometheus text
  * format (bounded label sets: one gateway label, fixed outcome and reason
  * values), /readyz (200 once registered in the store and not stopping),

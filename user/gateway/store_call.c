@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_call.c - the core's store requests, run off the event loop: each
  * one is a job on the store worker (include/ringsteer/store_worker.h, one
  * ordered queue), run there by rs_gw_store_run() over the ledger's table

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tls_server.c - the gateway's TLS: one context for both listeners, built from
  * --tls-cert/--tls-key (and --tls-ca: client certificates required, mTLS),
  * rebuilt on SIGHUP.  A reload swaps the pointer new connections use; an

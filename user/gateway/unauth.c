@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* unauth.c - the per-source count of unauthenticated connections
  * (unauth.h): open addressing with linear probing, at most half full by
  * construction, deletion by backward shift (no tombstones, so probe

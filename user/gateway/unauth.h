@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* unauth.h - connections accepted but not yet past a valid HELLO and
  * token ("unauthenticated"), counted per source address and in total, so
  * that one peer, or many, cannot hold every descriptor and every HELLO

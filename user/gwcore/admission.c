@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* admission.c - from HELLO to ACCEPT or REDIRECT.  A HELLO's token (and,
  * with mTLS, the peer's identity) is checked, then its admission is
  * queued for the store's transaction (store_queue.c); frames after HELLO

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* claim.c - a session accepted while the store did not answer (degraded),
  * recorded once it does, so the ledger learns it without the supervisor
  * reconnecting.  The store decides by epoch: a newer one means the

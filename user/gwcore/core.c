@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core.c - the gateway core's events (include/ringsteer/gateway_core.h):
  * each sets the time, acts through the files below it, and returns.  The
  * answers of store requests are dispatched here by kind, so that no file

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* drain.c - the gateway's drain: its row turns draining (no placement
  * targets it), membership is re-read until another serving gateway is in
  * view (bounded: the replacement of a rolling update must be there before

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gwcore.h - the gateway core's state, shared by its files (private to
  * the library).  One struct rs_gw_core per gateway; every link is a struct
  * rs_gw_link it owns.  Files, lowest first, each calling only those before

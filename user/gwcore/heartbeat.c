@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* heartbeat.c - the heartbeat: HEARTBEAT to every attached supervisor
  * (whatever the store does), and one store request that refreshes our row
  * (one write, whatever the number of sessions) and reads whether

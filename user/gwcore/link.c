@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* link.c - the gateway core's links: their states, counted per state as
  * they change (the one place a count moves, so the gauges are the states),
  * the member index (an arrival finds its member's other links in O(1):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* log.c - the core's log lines go to the caller's log callback as
  * key/value pairs: the core writes no file itself.  The lowest file of the
  * core: every other one logs through it. */

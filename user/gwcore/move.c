@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* move.c - moving an attached supervisor by the store's decision: a
  * drain's handoff (placed by the rule over the ring without this gateway)
  * or a deferred placement (a degraded arrival placed by the rule once it

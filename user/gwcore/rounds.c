@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rounds.c - a supervisor's Service fallbacks refused here in a row, so
  * that a lasting partition cannot keep it out for ever: the third round is
  * accepted above the cap (rs_admit.liveness).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_queue.c - what the core asks of its store.  Requests go out
  * through the caller's store callback and come back through
  * rs_gw_core_store_done(); the core never waits for one.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_run.c - running a core's store request over a store's table of
  * functions, and the table over the ringsteer ledger (rs_store: SQLite or
  * PostgreSQL).  Times are read by the caller when the request runs, not

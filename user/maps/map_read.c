@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* map_read.c - the agent's maps read by fd (map_read.h), for the agent
  * itself and for `ringsteerctl maps`.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* map_read.h - reading the agent's maps by their fds (pinned or the
  * loader's own): the one reader the agent and `ringsteerctl maps` share
  * (map_read.c).  Nothing read is trusted: slots are range-checked and a

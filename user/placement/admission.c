@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* admission.c - the admission decision (admission.h): the placement rule
  * run by the placer, then the overrides of the member's arrival kind and
  * own row, all over the placer's loads and nothing else.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* placement.c - the placement rule over a snapshot, by a plain successor
  * walk.  It is the readable statement of the rule and the oracle the indexed
  * placer is tested against; production paths use struct rs_placer. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* placer.c - the placement rule with its search indexed.
  *
  * Two successor bitsets over ring positions answer the rule's two questions

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rule.h - the parts of the placement rule that the reference walk
  * (placement.c) and the indexed placer (placer.c) share, so the two can
  * differ only in how they find the first eligible point. */

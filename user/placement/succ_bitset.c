@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* succ_bitset.c - hierarchical bitset for successor queries (see the header).
  * Invariant: bit j of level k+1 is set iff word j of level k is non-zero. */
 #include "succ_bitset.h"

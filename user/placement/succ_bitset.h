@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* succ_bitset.h - a set of positions 0..n-1 answering "first member >= i" in
  * O(log64 n): level 0 holds one bit per position, and each bit of level k+1
  * says whether the matching word of level k has any bit set.  Setting or

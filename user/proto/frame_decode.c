@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* frame_decode.c - one frame off the front of a byte buffer.
  *
  * Guarantees: never reads outside buf[0..len), never allocates, and accepts

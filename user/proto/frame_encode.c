@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* frame_encode.c - one frame into a caller's buffer.
  *
  * Guarantees: never writes outside buf[0..cap), never allocates, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* frame_rules.c - what a valid field is, in one place.  The decoder refuses
  * and the encoder refuses by these same functions; none of them reads past
  * the length it is given, and none accepts a NUL byte, so a decoded string

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto_event.c - the codec over libevent evbuffers, so a transport (plain
  * TCP now, TLS bufferevents later) hands whole buffers over and never frames
  * bytes itself.

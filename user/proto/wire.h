@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wire.h - what the protocol's decoder, encoder and evbuffer glue share
  * (internal to user/proto/): big-endian access, the frame length rule, and
  * the field rules.  Both directions ask the same rule functions, so the

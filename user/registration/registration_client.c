@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* registration_client.c - the gateway's side of socket registration
  * (include/ringsteer/agent_reg.h): connect to the agent, send the request
  * with the listening socket as SCM_RIGHTS, read the one reply.

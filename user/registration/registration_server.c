@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* registration_server.c - the agent's side of gateway socket registration
  * (include/ringsteer/agent_reg.h): a UNIX stream listener served from the
  * agent's libevent loop.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* registration_socket.h - what the agent's two UNIX listeners share (the
  * gateways' registration socket, registration_server.c, which defines
  * these; the supervisors' member socket, member_server.c): the socket's

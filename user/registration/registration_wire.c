@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* registration_wire.c - the registration records (request, reply) as
  * include/ringsteer/agent_reg.h lays them out, and the reason names.
  *

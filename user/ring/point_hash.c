@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* point_hash.c - the ring's point function: first 8 bytes of SHA-256,
  * big-endian, exactly as OpenShell's gateway ring reads them. */
 #include "point_hash.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* point_hash.h - SHA-256 ring points with one fetched digest reused, so that
  * hashing 128 points per gateway costs the compression function and little
  * else (OpenSSL 3's one-shot SHA256() fetches the algorithm on every call). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ring.c - the consistent-hash ring: gateway ids in byte order, their points
  * sorted by (point, gateway index).  Because indices follow id byte order,
  * sorting by (point, index) is sorting by (point, id), the order OpenShell's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bins.c - balls into bins, the textbook check on the simulator's random
  * numbers and on the "power of two choices" intuition: n balls into n bins,
  * each ball into the least loaded of d uniform choices.  The maximum load is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fleet.c - the simulated fleet: gateway slots, which supervisor is attached
  * where, and for the ring policies a ring and placer kept in step with the
  * slots.

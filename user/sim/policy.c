@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* policy.c - where each policy sends a supervisor that arrives through the
  * Service.  Every policy chooses among active gateways only (live, not
  * draining).  The load-aware ones (least connections, two choices) are given

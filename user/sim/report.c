@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* report.c - the simulator's tables: rows of short preformatted cells,
  * printed either as aligned plain text for a terminal or as a Markdown table
  * (padded too, so the Markdown source reads as well as it renders). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rng.h - the simulator's pseudo-random numbers: xoshiro256** seeded by
  * splitmix64, with all state in a struct the caller owns (no global state),
  * and an unbiased bounded draw by Lemire's multiply-and-reject method.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* run.c - the experiment: for each configuration and trial, every policy
  * fills a fresh fleet and goes through every scenario; the figures are means
  * over trials.  Within one trial all policies see the same member ids,

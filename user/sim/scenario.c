@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scenario.c - the events the simulator puts a filled fleet through: every
  * supervisor restarting, a surge-first rolling restart of every gateway, and
  * the death of one gateway.  Each ends with sim_fleet_check(), so a figure

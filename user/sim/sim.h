@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sim.h - the placement simulator behind `ringsteerctl sim`: a fleet of
  * gateways and supervisors, placement policies acting on it, the scenarios
  * that stress them, the balls-into-bins check, and the tables they print.

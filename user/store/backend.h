@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backend.h - what a store backend supplies, and all it supplies: a
  * connection, transactions, and execution of the store's named statements.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store.c - the store handle and its ledger operations, written once over
  * the backend interface (backend.h): URL dispatch to a backend, options
  * and their defaults, the schema (created or migrated, versioned), the

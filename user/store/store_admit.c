@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_admit.c - the placement transaction (rs_store_admit_batch, and
  * rs_store_admit, a batch of one): arrivals at one gateway decided by the
  * library's placement rule over the store's live state, and the members'

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_claim.c - rs_store_session_claim: a gateway that accepted a
  * supervisor while the store was unavailable (degraded) tells the store
  * about it once it answers again, so nobody has to reconnect for the ledger

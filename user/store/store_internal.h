@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_internal.h - what the store's generic files share: the handle, the
  * liveness predicate in C (the same one store_sql.c states in SQL), the
  * transaction wrapper, and the row decoders that turn backend values into

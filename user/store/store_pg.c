@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_pg.c - the PostgreSQL backend ("postgres://..." or
  * "postgresql://...", libpq URIs, e.g. postgres:///db?host=/run/postgresql
  * for a UNIX socket directory): one database shared by the gateways of many

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_pg_cancel.c - a best-effort cancel that never blocks its caller
  * (store_pg_cancel.h).  One detached thread per abandoned connection: the
  * store abandons a connection only after a round trip timed out, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_pg_cancel.h - asking a PostgreSQL server to cancel what a
  * connection the store is abandoning runs, without ever waiting for it. */
 #ifndef RS_STORE_PG_CANCEL_H

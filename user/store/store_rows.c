@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_rows.c - turning values read from a backend into the public row
  * structs.  Guarantees: nothing read from the database is copied into a
  * fixed array before its type, length and range are checked; a value that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_snapshot.c - reading the placement snapshot inside the caller's
  * transaction (store_snapshot.h): the live gateways, the ring and placer
  * over them (cached in the handle), their loads, a member's row and its

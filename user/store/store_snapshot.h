@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_snapshot.h - the placement snapshot, read inside the caller's
  * transaction: what rs_store_admit_batch() (store_admit.c, which defines these),
  * rs_store_whatif() (store_whatif.c) and rs_store_steer() (store_steer.c)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_sql.c - every SQL statement the store runs, written once for all
  * backends.
  *

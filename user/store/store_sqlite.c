@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_sqlite.c - the SQLite backend ("sqlite:PATH"): one database file
  * shared by every gateway process on a host.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_steer.c - rs_store_steer_batch (and rs_store_steer, a batch of
  * one): the gateway a node agent sends a registered supervisor's next
  * Service connect to, decided and reserved in one write transaction for

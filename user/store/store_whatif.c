@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_whatif.c - rs_store_whatif: where rs_store_admit() would place a
  * member arriving now through the Service, without writing anything.
  *

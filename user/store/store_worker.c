@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_worker.c - one thread, one store handle, an ordered queue of jobs
  * in and of answers out (include/ringsteer/store_worker.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* agent_link.c - the supervisor's registration with its node's agent
  * (--agent PATH): before a dial to the Service it registers its member id,
  * so that the node's connect-time programs send that connect straight to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* client.c - the supervisor's connection logic.
  *
  * It dials the Service; a REDIRECT sends it at once to the named peer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* main.c - ringsteer-supervisor: the reference supervisor.  Parses flags,
  * loads its token, dials the Service and follows the protocol (client.c);
  * SIGHUP re-reads --sandboxes-file and the TLS files, SIGUSR1 refreshes the token now (an

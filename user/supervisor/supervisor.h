@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* supervisor.h - the reference supervisor's state: one attached link at a
  * time plus at most one link being set up (a redirect, a redial, or the
  * make-before-break redial after a token refresh). */

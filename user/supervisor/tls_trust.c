@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tls_trust.c - the supervisor's side of trust: TLS 1.3 links whose server
  * certificate must name the gateway the supervisor means to reach (the
  * REDIRECT's gateway id, its last gateway on a redial, the Service's name on

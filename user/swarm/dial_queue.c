@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dial_queue.c - --concurrency: at most K links connecting or awaiting
  * their answer at once, so that a swarm of 10,000 starting together is a
  * bounded storm on the client side too.  Members waiting for a slot stand

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* failure_log.c - failures are counted by reason, and logged one line per
  * member only while they are few: a token bucket lets a burst through
  * (an ordinary incident shows each member that failed) and turns a storm

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gap.c - the gap bookkeeping of gap.h: when a member lost its session,
  * and the longest time any member went without one. */
 #include "gap.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gap.h - how long swarm members go without an accepted session after
  * having had one (ringsteer_swarm_gap_max_seconds, ringsteer_swarm_gaps_total).
  * Pure bookkeeping over monotonic microseconds the caller passes in, so a

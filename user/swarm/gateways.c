@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gateways.c - the gateways the swarm has heard of, each (id, peer
  * endpoint) once: members keep a 2-byte index instead of 320 bytes of
  * strings, and /metrics counts members per gateway from it.  Bounded

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* main.c - ringsteer-swarm: a load generator.  N members (P1..PN), each a
  * full protocol client behaving as the reference supervisor (member.c),
  * in one process on one event loop; tokens minted from the cluster secret;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* member.c - one swarm member's connection logic: the reference
  * supervisor's (user/supervisor/client.c), transition for transition, over
  * compact state.  It dials the Service; a REDIRECT sends it at once to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* metrics.c - the swarm's /metrics (Prometheus text, the gateway's naming
  * style): members attached, in all and per gateway, redirects, failures by
  * reason, how long it took until all were attached the first time, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* swarm.h - ringsteer-swarm: N supervisors in one process on one event
  * loop, each a full protocol client behaving as the reference supervisor
  * (user/supervisor/client.c) does, for load tests.  Per member only what

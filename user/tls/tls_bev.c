@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tls_bev.c - why a TLS bufferevent failed, in words an operator can act
  * on.  libevent's OpenSSL bufferevent queues two kinds of codes behind
  * bufferevent_get_openssl_error(): OpenSSL's own errors (a library and a

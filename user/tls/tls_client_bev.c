@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tls_client_bev.c - the client end of a supervisor link: one place that
  * decides how a dial is wrapped (TLS 1.3 bound to the name the peer must
  * carry, or plain), so every client of the protocol refuses the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tls_ctx.c - the TLS contexts a gateway (server) and a supervisor (client)
  * build from PEM files.  Guarantees: TLS 1.3 only; a context is returned
  * whole or not at all; a failure names the file at fault and what OpenSSL

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tls_name.c - tying a certificate to a protocol identity, and saying why a
  * handshake failed.  Guarantees: a name matches exactly (ignoring case) or
  * not at all - no wildcard in a certificate widens it, and no pattern in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tls_stamp.c - noticing that TLS files were replaced, without reading
  * them: a digest of each file's mtime, inode and size.  A Kubernetes Secret
  * or a cert-manager csi-driver volume swaps files by renaming a symlinked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* token.c - supervisor tokens (include/ringsteer/token.h).
  *
  * A token is "<member>.<expiry>.<mac>": member a valid member id (1..253

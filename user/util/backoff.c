@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backoff.c - retry and refresh delays (include/ringsteer/backoff.h).  The
  * order in which random values are drawn is part of the contract: a
  * supervisor seeded the same way retries at the same moments. */

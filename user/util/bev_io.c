@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bev_io.c - writing a bufferevent's output outside the event loop (see
  * bev_io.h for why).  Frames are small, so the output is made contiguous
  * and handed to one send() or SSL_write(); a short write leaves the rest

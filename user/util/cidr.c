@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cidr.c - address prefixes for allow lists.  Guarantees: parsing is
  * strict (numeric addresses only, a canonical decimal prefix length, no
  * bits set past the prefix), so a typo is an error rather than a wider

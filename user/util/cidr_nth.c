@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cidr_nth.c - the n-th address of a prefix, wrapping: how a load
  * generator gives each of its members its own source address (a gateway
  * limits unauthenticated connections per source address, and a real fleet

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* endpoint.c - strict parsing of numeric endpoints: no name resolution, so
  * a typo fails at start instead of resolving somewhere unexpected. */
 #include <arpa/inet.h>

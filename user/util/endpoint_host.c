@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* endpoint_host.c - the address part of an "ADDR:PORT" endpoint, which is
  * what a Service's certificate must name when the operator gave no name. */
 #include <stdio.h>

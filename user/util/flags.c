@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* flags.c - strict parsing of numeric flag values for the daemons. */
 #include <errno.h>
 #include <stdio.h>

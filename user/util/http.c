@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http.c - the daemons' shared HTTP plumbing: one listening socket handed
  * to evhttp, GET only, and the two reply shapes they use. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* logfmt.c - structured log lines (see the header).  A line is built in
  * one buffer and written at once; over-long lines are cut, never split. */
 #include <stdarg.h>

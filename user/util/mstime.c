@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mstime.c - the process's monotonic and wall clocks in milliseconds (see
  * include/ringsteer/mstime.h for which serves what). */
 #include <time.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* small_file.c - whole-file reads of short text files, bounded by the
  * caller's buffer: a file that does not fit is an error, never a silent
  * truncation. */
