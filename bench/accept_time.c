@@ -33,8 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ringsteer/agent_reg.h"
-#include "ringsteer/endpoint.h"
+#include "registration/agent_reg.h"
+#include "util/endpoint.h"
 #include "ringsteer/proto.h"
 #include "ringsteer/token.h"
 

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ringsteer/agent_reg.h"
+#include "registration/agent_reg.h"
 
 int main(int argc, char **argv)
 {

@@ -42,9 +42,9 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#include "ringsteer/endpoint.h"
+#include "util/endpoint.h"
 #include "ringsteer/proto.h"
-#include "ringsteer/tls.h"
+#include "tls/tls.h"
 #include "ringsteer/token.h"
 
 #define MEMBERS_MAX 64

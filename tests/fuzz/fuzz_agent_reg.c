@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ringsteer/agent_reg.h"
+#include "registration/agent_reg.h"
 
 static void check(int ok)
 {

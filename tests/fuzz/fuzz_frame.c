@@ -16,7 +16,7 @@
 #include <event2/buffer.h>
 
 #include "ringsteer/proto.h"
-#include "ringsteer/proto_event.h"
+#include "proto/proto_event.h"
 #include "proto/wire.h"
 
 static void check(int ok)

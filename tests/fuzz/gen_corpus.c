@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "ringsteer/agent_reg.h"
+#include "registration/agent_reg.h"
 #include "ringsteer/proto.h"
 #include "ringsteer/token.h"
 

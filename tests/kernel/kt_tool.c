@@ -74,8 +74,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "ringsteer/agent_reg.h"
-#include "ringsteer/endpoint.h"
+#include "registration/agent_reg.h"
+#include "util/endpoint.h"
 #include "ringsteer/store.h"
 
 #define LISTENERS_MAX 16

@@ -47,7 +47,7 @@
 
 #include "agent.h"
 #include "agent_load.h"
-#include "ringsteer/endpoint.h"
+#include "util/endpoint.h"
 
 #define SERVICE4 "127.0.0.100:7000"
 #define SERVICE6 "[::1]:7100"

@@ -38,7 +38,7 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
-#include "ringsteer/agent_reg.h"
+#include "registration/agent_reg.h"
 
 #define NOBODY 65534
 #define SLOT_BASE 40

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "ringsteer/cidr.h"
+#include "util/cidr.h"
 
 /* The n-th address of prefix, as text. */
 static const char *nth(const char *prefix, uint64_t n)

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "ringsteer/drain.h"
-#include "ringsteer/mstime.h"
+#include "util/mstime.h"
 
 /* The test's clock: both sides advance together unless stepped. */
 struct test_clock {

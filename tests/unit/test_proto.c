@@ -19,7 +19,7 @@
 #include <event2/buffer.h>
 
 #include "ringsteer/proto.h"
-#include "ringsteer/proto_event.h"
+#include "proto/proto_event.h"
 #include "testutil.h"
 
 /* ---- the reference layout ---------------------------------------------- */

@@ -17,7 +17,7 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
-#include "ringsteer/store_worker.h"
+#include "store/store_worker.h"
 
 /* What the jobs record: the order they ran in and were answered in. */
 struct trace {

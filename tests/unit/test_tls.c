@@ -25,9 +25,9 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
-#include "ringsteer/cidr.h"
-#include "ringsteer/endpoint.h"
-#include "ringsteer/tls.h"
+#include "util/cidr.h"
+#include "util/endpoint.h"
+#include "tls/tls.h"
 #include "testutil.h"
 
 #define MAKE_CERTS "tests/tls/make_certs.sh"

@@ -11,9 +11,9 @@
 
 #include <cmocka.h>
 
-#include "ringsteer/endpoint.h"
-#include "ringsteer/logfmt.h"
-#include "ringsteer/small_file.h"
+#include "util/endpoint.h"
+#include "util/logfmt.h"
+#include "util/small_file.h"
 
 static void test_endpoint_round_trip(void **state)
 {

@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "ringsteer/agent_reg.h"
+#include "registration/agent_reg.h"
 #include "ringsteer/ring.h"
 #include "ringsteer/store.h"
 #include "ringsteer_maps.h"

@@ -14,9 +14,9 @@
 #include "agent_load.h"
 #include "agent_member.h"
 #include "precompute.h"
-#include "ringsteer/agent_reg.h"
+#include "registration/agent_reg.h"
 #include "ringsteer/store.h"
-#include "ringsteer/store_worker.h"
+#include "store/store_worker.h"
 
 #define AGENT_SERVICES_MAX RS_SERVICES_MAX
 

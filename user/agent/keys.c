@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "agent.h"
-#include "ringsteer/endpoint.h"
+#include "util/endpoint.h"
 
 /* Fills family and addr from sa; port (host order) in *port.  0 or
  * -EAFNOSUPPORT. */

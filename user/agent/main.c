@@ -22,10 +22,10 @@
 #include <event2/http.h>
 
 #include "agent_run.h"
-#include "ringsteer/endpoint.h"
-#include "ringsteer/flags.h"
-#include "ringsteer/logfmt.h"
-#include "ringsteer/mstime.h"
+#include "util/endpoint.h"
+#include "util/flags.h"
+#include "util/logfmt.h"
+#include "util/mstime.h"
 
 enum {
 	EXIT_FLAGS = 2,

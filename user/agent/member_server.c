@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* member_server.c - the agent's member socket: supervisors register their
- * member id here before they dial the Service (include/ringsteer/agent_reg.h,
+ * member id here before they dial the Service (user/registration/agent_reg.h,
  * "Supervisor (member) registration") and keep the connection open as the
  * registration's lifetime.
  *
@@ -32,8 +32,8 @@
 #include <event2/event.h>
 
 #include "agent_run.h"
-#include "ringsteer/logfmt.h"
-#include "ringsteer/mstime.h"
+#include "util/logfmt.h"
+#include "util/mstime.h"
 #include "registration/registration_socket.h"
 
 #define WHO "agent=members"

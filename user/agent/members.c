@@ -31,9 +31,9 @@
 #include <time.h>
 
 #include "agent_run.h"
-#include "ringsteer/endpoint.h"
-#include "ringsteer/logfmt.h"
-#include "ringsteer/mstime.h"
+#include "util/endpoint.h"
+#include "util/logfmt.h"
+#include "util/mstime.h"
 
 static uint64_t mono_ns(void)
 {

@@ -16,7 +16,7 @@
 #include <event2/http.h>
 
 #include "agent_run.h"
-#include "ringsteer/http.h"
+#include "util/http.h"
 #include "ringsteer/proto.h"
 
 /* Connect-time steering is optional (--no-connect, an older kernel): its

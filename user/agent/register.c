@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "agent_run.h"
-#include "ringsteer/logfmt.h"
+#include "util/logfmt.h"
 
 int agent_on_register(void *ctx, const char *gateway_id, enum rs_agent_role role, int fd,
 		      const struct sockaddr_storage *local, uint32_t *slot_out)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "agent.h"
-#include "ringsteer/endpoint.h"
+#include "util/endpoint.h"
 
 static int services_set(int map, const char *const *endpoints, size_t n)
 {

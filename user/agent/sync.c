@@ -30,9 +30,9 @@
 #include <time.h>
 
 #include "agent_run.h"
-#include "ringsteer/endpoint.h"
-#include "ringsteer/logfmt.h"
-#include "ringsteer/mstime.h"
+#include "util/endpoint.h"
+#include "util/logfmt.h"
+#include "util/mstime.h"
 #include "ringsteer/placement.h"
 
 /* The slots as they are now. */

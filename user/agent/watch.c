@@ -16,8 +16,8 @@
 #include <event2/event.h>
 
 #include "agent_run.h"
-#include "ringsteer/logfmt.h"
-#include "ringsteer/mstime.h"
+#include "util/logfmt.h"
+#include "util/mstime.h"
 
 #define WATCH_DEBOUNCE_MS 20
 

@@ -21,7 +21,7 @@
 #include "ctl_args.h"
 #include "ctl_json.h"
 #include "ctl_store.h"
-#include "ringsteer/mstime.h"
+#include "util/mstime.h"
 #include "ringsteer/placement.h"
 #include "ringsteer/ring.h"
 #include "ringsteer/store.h"

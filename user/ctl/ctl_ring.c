@@ -21,7 +21,7 @@
 #include "ctl_ring_share.h"
 #include "ctl_store.h"
 #include "ctl_table.h"
-#include "ringsteer/mstime.h"
+#include "util/mstime.h"
 #include "ringsteer/ring.h"
 #include "ringsteer/store.h"
 

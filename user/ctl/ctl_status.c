@@ -23,7 +23,7 @@
 #include "ctl_fleet.h"
 #include "ctl_status_view.h"
 #include "ctl_store.h"
-#include "ringsteer/mstime.h"
+#include "util/mstime.h"
 
 #define WIDTH_DEFAULT 40
 #define WIDTH_MAX 1000

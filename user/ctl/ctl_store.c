@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "ctl_args.h"
-#include "ringsteer/mstime.h"
+#include "util/mstime.h"
 
 /* --all and --gateway ID. */
 static int on_own(void *ctx, int val, const char *arg)

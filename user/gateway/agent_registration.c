@@ -39,9 +39,9 @@
 #include <sys/stat.h>
 
 #include "gateway.h"
-#include "ringsteer/agent_reg.h"
-#include "ringsteer/logfmt.h"
-#include "ringsteer/mstime.h"
+#include "registration/agent_reg.h"
+#include "util/logfmt.h"
+#include "util/mstime.h"
 
 /* The heartbeat's attempts block the loop (rs_agent_register_timeout is
  * synchronous): the agent answers from its own loop in well under a

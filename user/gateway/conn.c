@@ -18,12 +18,12 @@
 #include <event2/bufferevent.h>
 
 #include "gateway.h"
-#include "ringsteer/bev_io.h"
-#include "ringsteer/endpoint.h"
-#include "ringsteer/logfmt.h"
-#include "ringsteer/mstime.h"
-#include "ringsteer/proto_event.h"
-#include "ringsteer/tls.h"
+#include "util/bev_io.h"
+#include "util/endpoint.h"
+#include "util/logfmt.h"
+#include "util/mstime.h"
+#include "proto/proto_event.h"
+#include "tls/tls.h"
 
 struct gw_conn {
 	struct gateway *gw;

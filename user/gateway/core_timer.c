@@ -3,7 +3,7 @@
  * the core reads no clock, so every event is given the time here, and
  * after each the timer is armed for the core's next wake. */
 #include "gateway.h"
-#include "ringsteer/mstime.h"
+#include "util/mstime.h"
 
 struct rs_gw_time gw_now(void)
 {

@@ -23,7 +23,7 @@
 #include "ringsteer/gateway_core.h"
 #include "ringsteer/proto.h"
 #include "ringsteer/store.h"
-#include "ringsteer/store_worker.h"
+#include "store/store_worker.h"
 #include "ringsteer/token.h"
 #include "unauth.h"
 

@@ -13,10 +13,10 @@
 #include <string.h>
 
 #include "gateway.h"
-#include "ringsteer/endpoint.h"
-#include "ringsteer/flags.h"
-#include "ringsteer/logfmt.h"
-#include "ringsteer/mstime.h"
+#include "util/endpoint.h"
+#include "util/flags.h"
+#include "util/logfmt.h"
+#include "util/mstime.h"
 
 #include <openssl/crypto.h>
 

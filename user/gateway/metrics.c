@@ -10,7 +10,7 @@
 #include <event2/http.h>
 
 #include "gateway.h"
-#include "ringsteer/http.h"
+#include "util/http.h"
 
 static void render(const void *ctx, struct evbuffer *b)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* store_call.c - the core's store requests, run off the event loop: each
- * one is a job on the store worker (include/ringsteer/store_worker.h, one
+ * one is a job on the store worker (user/store/store_worker.h, one
  * ordered queue), run there by rs_gw_store_run() over the ledger's table
  * at the wall clock of when it runs, and answered to the core on the loop.
  * The core batches admissions itself, so a job is one request.
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 #include "gateway.h"
-#include "ringsteer/mstime.h"
+#include "util/mstime.h"
 
 struct job {
 	struct gateway *gw;

@@ -19,8 +19,8 @@
 #include <openssl/err.h>
 
 #include "gateway.h"
-#include "ringsteer/logfmt.h"
-#include "ringsteer/tls.h"
+#include "util/logfmt.h"
+#include "tls/tls.h"
 
 static struct rs_tls_files files_of(const struct gateway *gw)
 {

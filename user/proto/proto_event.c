@@ -12,7 +12,7 @@
 
 #include <event2/buffer.h>
 
-#include "ringsteer/proto_event.h"
+#include "proto/proto_event.h"
 #include "wire.h"
 
 int rs_proto_read(struct evbuffer *in, struct rs_frame *out)

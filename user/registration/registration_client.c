@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* registration_client.c - the gateway's side of socket registration
- * (include/ringsteer/agent_reg.h): connect to the agent, send the request
+ * (user/registration/agent_reg.h): connect to the agent, send the request
  * with the listening socket as SCM_RIGHTS, read the one reply.
  *
  * Guarantees: blocks at most the timeout from connect to reply, whatever
@@ -21,8 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ringsteer/agent_reg.h"
-#include "ringsteer/mstime.h"
+#include "registration/agent_reg.h"
+#include "util/mstime.h"
 #include "ringsteer/proto.h"
 
 #define CONNECT_RETRY_MS 10 /* backlog full: retry this often until the deadline */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* registration_server.c - the agent's side of gateway socket registration
- * (include/ringsteer/agent_reg.h): a UNIX stream listener served from the
+ * (user/registration/agent_reg.h): a UNIX stream listener served from the
  * agent's libevent loop.
  *
  * Guarantees:
@@ -33,9 +33,9 @@
 
 #include <event2/event.h>
 
-#include "ringsteer/agent_reg.h"
-#include "ringsteer/logfmt.h"
-#include "ringsteer/mstime.h"
+#include "registration/agent_reg.h"
+#include "util/logfmt.h"
+#include "util/mstime.h"
 #include "registration_socket.h"
 
 #define FD_ROOM 4                    /* fds one recvmsg can hand over; more: MSG_CTRUNC */

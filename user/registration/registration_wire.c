@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* registration_wire.c - the registration records (request, reply) as
- * include/ringsteer/agent_reg.h lays them out, and the reason names.
+ * user/registration/agent_reg.h lays them out, and the reason names.
  *
  * Guarantees: pure functions over caller buffers (no I/O, no allocation);
  * a decoder reads nothing past buf[len) and nothing past the record's own
@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "ringsteer/agent_reg.h"
+#include "registration/agent_reg.h"
 #include "ringsteer/proto.h"
 
 enum {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* store_worker.c - one thread, one store handle, an ordered queue of jobs
- * in and of answers out (include/ringsteer/store_worker.h).
+ * in and of answers out (user/store/store_worker.h).
  *
  * The queue and the answers are plain linked lists under one mutex; the
  * worker wakes the loop through an eventfd that a persistent read event on
@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ringsteer/mstime.h"
-#include "ringsteer/store_worker.h"
+#include "util/mstime.h"
+#include "store/store_worker.h"
 
 /* A batch is at most this many jobs whatever the kind says: bounds the
  * worker's scratch arrays. */

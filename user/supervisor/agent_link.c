@@ -17,8 +17,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "ringsteer/agent_reg.h"
-#include "ringsteer/logfmt.h"
+#include "registration/agent_reg.h"
+#include "util/logfmt.h"
 #include "supervisor.h"
 
 static void link_close(struct supervisor *s)

@@ -36,13 +36,13 @@
 #include <event2/bufferevent.h>
 
 #include "ringsteer/backoff.h"
-#include "ringsteer/bev_io.h"
-#include "ringsteer/endpoint.h"
-#include "ringsteer/logfmt.h"
-#include "ringsteer/mstime.h"
-#include "ringsteer/proto_event.h"
-#include "ringsteer/small_file.h"
-#include "ringsteer/tls.h"
+#include "util/bev_io.h"
+#include "util/endpoint.h"
+#include "util/logfmt.h"
+#include "util/mstime.h"
+#include "proto/proto_event.h"
+#include "util/small_file.h"
+#include "tls/tls.h"
 #include "ringsteer/token.h"
 #include "supervisor.h"
 

@@ -15,10 +15,10 @@
 
 #include <openssl/rand.h>
 
-#include "ringsteer/endpoint.h"
-#include "ringsteer/flags.h"
-#include "ringsteer/logfmt.h"
-#include "ringsteer/small_file.h"
+#include "util/endpoint.h"
+#include "util/flags.h"
+#include "util/logfmt.h"
+#include "util/small_file.h"
 #include "supervisor.h"
 
 #define RS_STR_(x) #x

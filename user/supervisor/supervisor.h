@@ -12,8 +12,8 @@
 #include <event2/event.h>
 #include <openssl/ssl.h>
 
-#include "ringsteer/cidr.h"
-#include "ringsteer/endpoint.h"
+#include "util/cidr.h"
+#include "util/endpoint.h"
 #include "ringsteer/proto.h"
 
 #define SUP_ALLOW_MAX 32 /* --redirect-allow prefixes */

@@ -17,8 +17,8 @@
 #include <event2/bufferevent_ssl.h>
 #include <openssl/err.h>
 
-#include "ringsteer/logfmt.h"
-#include "ringsteer/tls.h"
+#include "util/logfmt.h"
+#include "tls/tls.h"
 #include "supervisor.h"
 
 int sup_tls_load(struct supervisor *s)

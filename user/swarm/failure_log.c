@@ -6,8 +6,8 @@
  * says how many it stands for.  Nothing else is logged per member. */
 #include <stdio.h>
 
-#include "ringsteer/logfmt.h"
-#include "ringsteer/mstime.h"
+#include "util/logfmt.h"
+#include "util/mstime.h"
 #include "swarm.h"
 
 #define LOG_BURST 20     /* lines let through at once */

@@ -16,11 +16,11 @@
 #include <openssl/err.h>
 #include <openssl/rand.h>
 
-#include "ringsteer/endpoint.h"
-#include "ringsteer/flags.h"
-#include "ringsteer/logfmt.h"
-#include "ringsteer/mstime.h"
-#include "ringsteer/tls.h"
+#include "util/endpoint.h"
+#include "util/flags.h"
+#include "util/logfmt.h"
+#include "util/mstime.h"
+#include "tls/tls.h"
 #include "swarm.h"
 
 #define SWARM_COUNT_MAX 1000000

@@ -33,11 +33,11 @@
 #include <event2/bufferevent.h>
 
 #include "ringsteer/backoff.h"
-#include "ringsteer/bev_io.h"
-#include "ringsteer/endpoint.h"
-#include "ringsteer/mstime.h"
-#include "ringsteer/proto_event.h"
-#include "ringsteer/tls.h"
+#include "util/bev_io.h"
+#include "util/endpoint.h"
+#include "util/mstime.h"
+#include "proto/proto_event.h"
+#include "tls/tls.h"
 #include "swarm.h"
 
 enum link_state {

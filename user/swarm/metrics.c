@@ -10,7 +10,7 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 
-#include "ringsteer/http.h"
+#include "util/http.h"
 #include "swarm.h"
 
 /* Appends id as a label value: a gateway id comes from the wire, so '\',

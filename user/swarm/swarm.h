@@ -18,7 +18,7 @@
 #include <event2/http.h>
 #include <openssl/ssl.h>
 
-#include "ringsteer/cidr.h"
+#include "util/cidr.h"
 #include "ringsteer/proto.h"
 #include "ringsteer/token.h"
 #include "gap.h"

@@ -13,7 +13,7 @@
 #include <event2/util.h>
 #include <openssl/err.h>
 
-#include "ringsteer/tls.h"
+#include "tls/tls.h"
 
 void rs_tls_bev_failure(struct bufferevent *bev, char *buf, size_t len, bool *refused)
 {

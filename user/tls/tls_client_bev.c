@@ -9,7 +9,7 @@
 #include <event2/bufferevent_ssl.h>
 #include <openssl/err.h>
 
-#include "ringsteer/tls.h"
+#include "tls/tls.h"
 
 struct bufferevent *rs_tls_client_bufferevent(struct event_base *base, SSL_CTX *ctx, int fd, const char *name)
 {

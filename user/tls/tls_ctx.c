@@ -15,7 +15,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
-#include "ringsteer/tls.h"
+#include "tls/tls.h"
 
 /* Names the files by the options that give them, so that a message points
  * at what the operator typed. */

@@ -18,7 +18,7 @@
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
 
-#include "ringsteer/tls.h"
+#include "tls/tls.h"
 
 /* Whether name is an IPv4 or IPv6 address literal. */
 static bool is_ip_literal(const char *name)

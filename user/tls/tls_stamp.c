@@ -6,7 +6,7 @@
  * usually size; either way the digest changes and the owner reloads. */
 #include <sys/stat.h>
 
-#include "ringsteer/tls.h"
+#include "tls/tls.h"
 
 uint64_t rs_tls_files_stamp(const struct rs_tls_files *f)
 {

@@ -12,7 +12,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#include "ringsteer/bev_io.h"
+#include "util/bev_io.h"
 
 int rs_bev_write_now(struct bufferevent *bev)
 {

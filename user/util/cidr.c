@@ -16,7 +16,7 @@
 #include <netinet/in.h>
 #include <string.h>
 
-#include "ringsteer/cidr.h"
+#include "util/cidr.h"
 
 static const uint8_t mapped_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 

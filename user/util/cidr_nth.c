@@ -9,7 +9,7 @@
 #include <netinet/in.h>
 #include <string.h>
 
-#include "ringsteer/cidr.h"
+#include "util/cidr.h"
 
 /* Adds off to the big-endian integer in the last 8 bytes of addr. */
 static void add_low64(uint8_t *addr16_tail8, uint64_t off)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ringsteer/endpoint.h"
+#include "util/endpoint.h"
 
 static int parse_port(const char *text, unsigned *port)
 {

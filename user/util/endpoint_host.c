@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ringsteer/endpoint.h"
+#include "util/endpoint.h"
 
 void rs_endpoint_host(const char *endpoint, char *out, size_t cap)
 {

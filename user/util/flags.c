@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ringsteer/flags.h"
+#include "util/flags.h"
 
 int rs_parse_flag_u32(const char *prog, const char *flag, const char *text, uint32_t min, uint32_t max,
 		      uint32_t *out)

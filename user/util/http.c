@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "ringsteer/endpoint.h"
-#include "ringsteer/http.h"
+#include "util/endpoint.h"
+#include "util/http.h"
 
 int rs_http_serve(struct event_base *base, const char *endpoint, void (*handler)(struct evhttp_request *, void *),
 		  void *arg, struct evhttp **out)

@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ringsteer/logfmt.h"
+#include "util/logfmt.h"
 
 #define LINE_MAX_BYTES 2048
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mstime.c - the process's monotonic and wall clocks in milliseconds (see
- * include/ringsteer/mstime.h for which serves what). */
+ * user/util/mstime.h for which serves what). */
 #include <time.h>
 
-#include "ringsteer/mstime.h"
+#include "util/mstime.h"
 
 static int64_t ms_of(clockid_t id)
 {

@@ -6,7 +6,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "ringsteer/small_file.h"
+#include "util/small_file.h"
 
 int rs_read_small_file(const char *path, char *buf, size_t cap, size_t *len)
 {
