@@ -38,6 +38,12 @@
 #include "ringsteer/placement.h"
 #include "ringsteer/placer.h"
 
+#include "ringsteer/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* How the member arrived at the deciding gateway. */
 enum rs_arrival_kind {
 	RS_ARRIVE_SERVICE,    /* through the Service, no stay asked */
@@ -87,6 +93,10 @@ struct rs_admit_outcome {
  * of range, or a record its load does not hold), -ENOENT (no active
  * gateway to place on), -EIO (the placer chose an excluded gateway:
  * cannot be). */
-int rs_admit_decide(struct rs_placer *p, const struct rs_admit_input *in, struct rs_admit_outcome *out);
+RS_EXPORT int rs_admit_decide(struct rs_placer *p, const struct rs_admit_input *in, struct rs_admit_outcome *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

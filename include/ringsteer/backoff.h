@@ -8,6 +8,12 @@
 
 #include <stdint.h>
 
+#include "ringsteer/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define RS_BACKOFF_FIRST_MS 1000
 #define RS_BACKOFF_MAX_MS 30000
 /* A REJECT's retry hint is honoured up to this: a misconfigured gateway
@@ -15,7 +21,7 @@
 #define RS_RETRY_HINT_MAX_MS 600000
 
 /* Advances *state and returns the next splitmix64 value. */
-uint64_t rs_splitmix64(uint64_t *state);
+RS_EXPORT uint64_t rs_splitmix64(uint64_t *state);
 
 /* The delay before the next Service attempt: the current backoff
  * (*backoff_ms, 0 meaning none yet: RS_BACKOFF_FIRST_MS) +-20% jitter, and
@@ -23,11 +29,15 @@ uint64_t rs_splitmix64(uint64_t *state);
  * RS_RETRY_HINT_MAX_MS) plus up to 20% above it, so that a fleet refused
  * at once does not return at once.  Doubles *backoff_ms, up to
  * RS_BACKOFF_MAX_MS.  Draws one random value, two with a floor. */
-uint64_t rs_retry_delay_ms(uint32_t *backoff_ms, uint32_t floor_ms, uint64_t *rng);
+RS_EXPORT uint64_t rs_retry_delay_ms(uint32_t *backoff_ms, uint32_t floor_ms, uint64_t *rng);
 
 /* The delay before asking for a new token when life_ms of the token's
  * life remain: about 80%, +-5% jitter so a fleet minted at once does not
  * refresh at once.  Draws one random value. */
-uint64_t rs_refresh_delay_ms(uint64_t life_ms, uint64_t *rng);
+RS_EXPORT uint64_t rs_refresh_delay_ms(uint64_t life_ms, uint64_t *rng);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -13,14 +13,20 @@
 
 #include <stdbool.h>
 
+#include "ringsteer/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Marks gateway stopping as draining in p and plans the handoff of the n
  * members attached to it (each counted in its load): targets[i] receives
  * member i's gateway index.  p ends holding the loads after the handoff.
  * Returns 0, -EINVAL (stopping out of range, its load below n, or a bad
  * member id; p is then unchanged), -ENOENT when no other gateway is active
  * (p is then unchanged but for the draining flag). */
-int rs_drain_plan(struct rs_placer *p, uint32_t stopping, const char *const *members, size_t n,
-		  uint32_t *targets);
+RS_EXPORT int rs_drain_plan(struct rs_placer *p, uint32_t stopping, const char *const *members, size_t n,
+			    uint32_t *targets);
 
 /* The drain's pacing, as a pure state machine the gateway drives from its
  * event loop: it says what to do now and when to ask again.  The pace
@@ -55,33 +61,21 @@ struct rs_drain {
 };
 
 /* Starts a drain at now with cfg (zero fields take the defaults). */
-void rs_drain_start(struct rs_drain *d, const struct rs_drain_config *cfg, int64_t now_ms);
+RS_EXPORT void rs_drain_start(struct rs_drain *d, const struct rs_drain_config *cfg, int64_t now_ms);
 
 /* Decides the next step at now, given how many supervisors still wait for
  * their REDIRECT, how many are under way (handoff decided or redirected,
  * still attached), and whether another live, serving gateway is known.
  * *wake_ms is when to ask again (for every action but DONE); *count, for
  * HAND_OFF, how many to hand off now (1..waiting). */
-enum rs_drain_action rs_drain_next(struct rs_drain *d, int64_t now_ms, size_t waiting, size_t in_flight,
-				   bool others_serving, int64_t *wake_ms, size_t *count);
+RS_EXPORT enum rs_drain_action rs_drain_next(struct rs_drain *d, int64_t now_ms, size_t waiting, size_t in_flight,
+					     bool others_serving, int64_t *wake_ms, size_t *count);
 
 /* Records that count REDIRECTs (or attempts the store refused) were made at now. */
-void rs_drain_sent(struct rs_drain *d, int64_t now_ms, size_t count);
+RS_EXPORT void rs_drain_sent(struct rs_drain *d, int64_t now_ms, size_t count);
 
-/* ---- on a clock (step.c) ------------------------------------------------
- * What the gateway's loop calls: the pacer above, fed by the monotonic side
- * of clock only (rs_clock_system() in production; a test's own clock to
- * step the wall side), so a wall-clock step never moves the schedule. */
-struct rs_clock;
-
-/* rs_drain_start at the clock's monotonic now. */
-void rs_drain_start_on(struct rs_drain *d, const struct rs_drain_config *cfg, const struct rs_clock *clock);
-
-/* rs_drain_next at the clock's monotonic now (given in *now_ms, for
- * rs_drain_sent); *delay_ms is how long the loop's timer waits before the
- * next step (0 or more; unset for DONE). */
-enum rs_drain_action rs_drain_step(struct rs_drain *d, const struct rs_clock *clock, size_t waiting,
-				   size_t in_flight, bool others_serving, int64_t *now_ms, int64_t *delay_ms,
-				   size_t *count);
+#ifdef __cplusplus
+}
+#endif
 
 #endif

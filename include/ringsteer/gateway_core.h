@@ -30,6 +30,12 @@
 #include "ringsteer/proto.h"
 #include "ringsteer/token.h"
 
+#include "ringsteer/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A time given with every event: monotonic for deadlines and pacing, wall
  * for tokens (a wall-clock step moves no deadline). */
 struct rs_gw_time {
@@ -161,73 +167,78 @@ struct rs_gw_link;
 
 /* Makes a core (cfg's strings and secret must outlive it).  Returns 0,
  * -EINVAL (a required field or callback missing), -ENOMEM. */
-int rs_gw_core_new(const struct rs_gw_core_config *cfg, const struct rs_gw_callbacks *cb, void *user,
-		   struct rs_gw_time now, struct rs_gw_core **out);
+RS_EXPORT int rs_gw_core_new(const struct rs_gw_core_config *cfg, const struct rs_gw_callbacks *cb, void *user,
+			     struct rs_gw_time now, struct rs_gw_core **out);
 
 /* Frees the core and every link it holds, calling nothing; NULL allowed. */
-void rs_gw_core_free(struct rs_gw_core *core);
+RS_EXPORT void rs_gw_core_free(struct rs_gw_core *core);
 
 /* A link accepted from source ("ADDR:PORT"); handshaking: its transport
  * handshake runs first (rs_gw_core_link_secured() ends it).  Returns 0 and
  * *out, or -ENOMEM (nothing kept: close the socket). */
-int rs_gw_core_link_open(struct rs_gw_core *core, void *link_user, const char *source, bool handshaking,
-			 struct rs_gw_time now, struct rs_gw_link **out);
+RS_EXPORT int rs_gw_core_link_open(struct rs_gw_core *core, void *link_user, const char *source, bool handshaking,
+				   struct rs_gw_time now, struct rs_gw_link **out);
 
 /* The link's transport handshake completed. */
-void rs_gw_core_link_secured(struct rs_gw_core *core, struct rs_gw_link *l);
+RS_EXPORT void rs_gw_core_link_secured(struct rs_gw_core *core, struct rs_gw_link *l);
 
 /* Bytes read on the link, buf[0..len): decodes and acts on whole frames,
  * setting *consumed to the bytes used (the rest is to be fed again with
  * more, or after resume()).  Returns 0. */
-int rs_gw_core_link_recv(struct rs_gw_core *core, struct rs_gw_link *l, const uint8_t *buf, size_t len,
-			 size_t *consumed, struct rs_gw_time now);
+RS_EXPORT int rs_gw_core_link_recv(struct rs_gw_core *core, struct rs_gw_link *l, const uint8_t *buf, size_t len,
+				   size_t *consumed, struct rs_gw_time now);
 
 /* The link is gone (how: end); the core forgets it and its link_user. */
-void rs_gw_core_link_closed(struct rs_gw_core *core, struct rs_gw_link *l, enum rs_gw_link_end end,
-			    struct rs_gw_time now);
+RS_EXPORT void rs_gw_core_link_closed(struct rs_gw_core *core, struct rs_gw_link *l, enum rs_gw_link_end end,
+				      struct rs_gw_time now);
 
 /* The link's state. */
-enum rs_gw_session_state rs_gw_link_state(const struct rs_gw_link *l);
+RS_EXPORT enum rs_gw_session_state rs_gw_link_state(const struct rs_gw_link *l);
 
 /* A store request handed out by the store callback, answered: err is
  * rs_gw_store_run()'s return. */
-void rs_gw_core_store_done(struct rs_gw_core *core, struct rs_gw_store_req *req, int err, struct rs_gw_time now);
+RS_EXPORT void rs_gw_core_store_done(struct rs_gw_core *core, struct rs_gw_store_req *req, int err,
+					 struct rs_gw_time now);
 
 /* The store call running now has taken longer than any bound should let it:
  * the store is judged unavailable and the admissions waiting for it are
  * accepted degraded at once. */
-void rs_gw_core_store_stalled(struct rs_gw_core *core, struct rs_gw_time now);
+RS_EXPORT void rs_gw_core_store_stalled(struct rs_gw_core *core, struct rs_gw_time now);
 
 /* When rs_gw_core_tick() is next due (monotonic ms). */
-int64_t rs_gw_core_next_wake(const struct rs_gw_core *core);
+RS_EXPORT int64_t rs_gw_core_next_wake(const struct rs_gw_core *core);
 
 /* Runs what is due at now: deadlines, the heartbeat, the drain's and the
  * deferred placements' steps. */
-void rs_gw_core_tick(struct rs_gw_core *core, struct rs_gw_time now);
+RS_EXPORT void rs_gw_core_tick(struct rs_gw_core *core, struct rs_gw_time now);
 
 /* Starts draining (no-op if draining, but for exit_after): handoffs paced
  * within the budget; exit_after: calls exit() once drained. */
-void rs_gw_core_drain(struct rs_gw_core *core, bool exit_after, struct rs_gw_time now);
+RS_EXPORT void rs_gw_core_drain(struct rs_gw_core *core, bool exit_after, struct rs_gw_time now);
 
 /* Leaves now: GOODBYE reason to every attached link, every link closed,
  * no session ended one by one (the caller removes our row with them). */
-void rs_gw_core_stop_now(struct rs_gw_core *core, uint8_t goodbye_reason);
+RS_EXPORT void rs_gw_core_stop_now(struct rs_gw_core *core, uint8_t goodbye_reason);
 
 /* A connection the caller refused before it became a link (its limits at
  * accept, a failed handshake): counted and logged as the core's own. */
-void rs_gw_core_refused(struct rs_gw_core *core, enum rs_gw_reject why, const char *source, const char *text,
-			struct rs_gw_time now);
+RS_EXPORT void rs_gw_core_refused(struct rs_gw_core *core, enum rs_gw_reject why, const char *source, const char *text,
+				  struct rs_gw_time now);
 
 /* The counters (owned by the core; valid until it is freed). */
-const struct rs_gw_counters *rs_gw_core_counters(const struct rs_gw_core *core);
+RS_EXPORT const struct rs_gw_counters *rs_gw_core_counters(const struct rs_gw_core *core);
 
 /* Fills g with the gauges as of now (walks the links for the busiest). */
-void rs_gw_core_gauges(const struct rs_gw_core *core, struct rs_gw_gauges *g);
+RS_EXPORT void rs_gw_core_gauges(const struct rs_gw_core *core, struct rs_gw_gauges *g);
 
 /* The reject reason's metric label ("bad_frame", ...). */
-const char *rs_gw_reject_label(enum rs_gw_reject r);
+RS_EXPORT const char *rs_gw_reject_label(enum rs_gw_reject r);
 
 /* The state's name ("attached", ...), for logs and tests. */
-const char *rs_gw_state_name(enum rs_gw_session_state s);
+RS_EXPORT const char *rs_gw_state_name(enum rs_gw_session_state s);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

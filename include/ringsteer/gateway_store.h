@@ -19,6 +19,12 @@
 
 #include "ringsteer/store.h"
 
+#include "ringsteer/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The store contract the core relies on, one function per operation; each
  * returns 0 or negative errno as the rs_store_* function of the same name
  * documents (include/ringsteer/store.h), with -EBUSY, -EIO, -ETIMEDOUT and
@@ -86,15 +92,19 @@ struct rs_gw_store_req {
 };
 
 /* The table over the ringsteer ledger (struct rs_store: SQLite or PostgreSQL). */
-const struct rs_gw_store_ops *rs_gw_store_ops_ledger(void);
+RS_EXPORT const struct rs_gw_store_ops *rs_gw_store_ops_ledger(void);
 
 /* Runs req against st through ops at wall-clock now_ms; returns the
  * request's outcome (0 or negative errno; an admission's per-item
  * outcomes in u.admit.errs). */
-int rs_gw_store_run(const struct rs_gw_store_ops *ops, void *st, struct rs_gw_store_req *req, int64_t now_ms);
+RS_EXPORT int rs_gw_store_run(const struct rs_gw_store_ops *ops, void *st, struct rs_gw_store_req *req, int64_t now_ms);
 
 /* Whether err from a store means it did not answer (busy past its timeout,
  * I/O, a lost or refused connection), as opposed to an answer. */
-bool rs_gw_store_unavailable(int err);
+RS_EXPORT bool rs_gw_store_unavailable(int err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -16,6 +16,12 @@
 
 #include "ringsteer/ring.h"
 
+#include "ringsteer/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum rs_reason {
 	RS_REASON_PLACED,         /* first gateway clockwise below cap */
 	RS_REASON_OWNER_FALLBACK, /* every active gateway at cap: ring owner */
@@ -53,17 +59,21 @@ struct rs_decision {
 
 /* Returns the reason's stable lower-case name ("placed", "owner-fallback",
  * "stay", "drain-handoff"), as used in metrics and CLI output. */
-const char *rs_reason_name(enum rs_reason reason);
+RS_EXPORT const char *rs_reason_name(enum rs_reason reason);
 
 /* Returns ceil(members / active), or 0 when active is 0. */
-uint32_t rs_cap(uint64_t members, uint32_t active);
+RS_EXPORT uint32_t rs_cap(uint64_t members, uint32_t active);
 
 /* Decides where a arrives, given gws[rs_ring_gateway_count(ring)].  Plain
  * successor walk: O(gateways) to count plus O(points) worst case; the
  * reference that struct rs_placer must agree with.  Returns 0 and *out,
  * -EINVAL for a bad arrival (index out of range, stale gateway with load 0,
  * handoff without a stale gateway), -ENOENT when no gateway is active. */
-int rs_place(const struct rs_ring *ring, const struct rs_gateway_load *gws,
-	     const struct rs_arrival *a, struct rs_decision *out);
+RS_EXPORT int rs_place(const struct rs_ring *ring, const struct rs_gateway_load *gws,
+		       const struct rs_arrival *a, struct rs_decision *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -14,37 +14,47 @@
 #include "ringsteer/placement.h"
 #include "ringsteer/ring.h"
 
+#include "ringsteer/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct rs_placer;
 
 /* Creates a placer over ring with every gateway live, not draining, load 0.
  * Returns 0, -ENOMEM. */
-int rs_placer_new(const struct rs_ring *ring, struct rs_placer **out);
+RS_EXPORT int rs_placer_new(const struct rs_ring *ring, struct rs_placer **out);
 
 /* Frees p; NULL is allowed. */
-void rs_placer_free(struct rs_placer *p);
+RS_EXPORT void rs_placer_free(struct rs_placer *p);
 
 /* Sets gateway gw's load and state.  Returns 0 or -EINVAL (gw out of range). */
-int rs_placer_set(struct rs_placer *p, uint32_t gw, const struct rs_gateway_load *st);
+RS_EXPORT int rs_placer_set(struct rs_placer *p, uint32_t gw, const struct rs_gateway_load *st);
 
 /* Copies gateway gw's load and state into *st.  Returns 0 or -EINVAL. */
-int rs_placer_get(const struct rs_placer *p, uint32_t gw, struct rs_gateway_load *st);
+RS_EXPORT int rs_placer_get(const struct rs_placer *p, uint32_t gw, struct rs_gateway_load *st);
 
 /* Adds delta to gateway gw's load.  Returns 0, -EINVAL, or -ERANGE when the
  * load would leave 0..UINT32_MAX (nothing changes then). */
-int rs_placer_add_load(struct rs_placer *p, uint32_t gw, int32_t delta);
+RS_EXPORT int rs_placer_add_load(struct rs_placer *p, uint32_t gw, int32_t delta);
 
 /* Decides where a arrives; loads are left as they were.  Same returns as
  * rs_place(). */
-int rs_placer_decide(struct rs_placer *p, const struct rs_arrival *a, struct rs_decision *out);
+RS_EXPORT int rs_placer_decide(struct rs_placer *p, const struct rs_arrival *a, struct rs_decision *out);
 
 /* Decides, then records the move: the stale gateway's load -1 (if any) and
  * the target's +1.  Same returns as rs_place(). */
-int rs_placer_place(struct rs_placer *p, const struct rs_arrival *a, struct rs_decision *out);
+RS_EXPORT int rs_placer_place(struct rs_placer *p, const struct rs_arrival *a, struct rs_decision *out);
 
 /* Returns the supervisors counted on live gateways (draining included). */
-uint64_t rs_placer_members(const struct rs_placer *p);
+RS_EXPORT uint64_t rs_placer_members(const struct rs_placer *p);
 
 /* Returns the number of live, non-draining gateways. */
-uint32_t rs_placer_active(const struct rs_placer *p);
+RS_EXPORT uint32_t rs_placer_active(const struct rs_placer *p);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -16,6 +16,12 @@
 
 #include "ringsteer/ring.h"
 
+#include "ringsteer/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define RS_PROTO_VERSION 1
 #define RS_FRAME_MAX 65536      /* bytes, length field included */
 #define RS_FRAME_HEADER 6       /* u32 length, u8 version, u8 type */
@@ -118,7 +124,7 @@ struct rs_frame {
 };
 
 /* Returns whether id is 1..RS_ID_MAX bytes of [a-z0-9.-] (a DNS-like name). */
-bool rs_proto_member_id_ok(const char *id);
+RS_EXPORT bool rs_proto_member_id_ok(const char *id);
 
 /* Decodes one frame from the front of buf[0..len).  Returns 0 and sets
  * *consumed (> 0) when a whole frame was decoded into *out; -EAGAIN when
@@ -129,22 +135,26 @@ bool rs_proto_member_id_ok(const char *id);
  * an unknown type, a payload that does not match its type exactly (short,
  * trailing bytes, a string over its limit or holding NUL, a bad member id
  * in HELLO, an unknown flag or reason).  Never reads outside buf. */
-int rs_frame_decode(const uint8_t *buf, size_t len, struct rs_frame *out, size_t *consumed);
+RS_EXPORT int rs_frame_decode(const uint8_t *buf, size_t len, struct rs_frame *out, size_t *consumed);
 
 /* Reads the length field at the front of buf[0..len) and sets *total to
  * the whole frame's size, length field included, without looking at the
  * rest: a receiver with a lower limit than RS_FRAME_MAX refuses a frame by
  * it before buffering any of it.  Returns 0, -EAGAIN (len < 4), or
  * -EMSGSIZE (the same bounds as rs_frame_decode). */
-int rs_frame_size(const uint8_t *buf, size_t len, size_t *total);
+RS_EXPORT int rs_frame_size(const uint8_t *buf, size_t len, size_t *total);
 
 /* Encodes f into buf (room for cap bytes) and sets *len.  Returns 0,
  * -ENOSPC when cap is too small, -EINVAL when f violates a limit the decoder
  * would refuse, a version other than RS_PROTO_VERSION included (so a peer
  * never receives what it must reject). */
-int rs_frame_encode(const struct rs_frame *f, uint8_t *buf, size_t cap, size_t *len);
+RS_EXPORT int rs_frame_encode(const struct rs_frame *f, uint8_t *buf, size_t cap, size_t *len);
 
 /* Returns the type's upper-case name ("HELLO", ...) or "UNKNOWN". */
-const char *rs_frame_type_name(uint8_t type);
+RS_EXPORT const char *rs_frame_type_name(uint8_t type);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

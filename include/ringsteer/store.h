@@ -23,6 +23,12 @@
 #include "ringsteer/proto.h"
 #include "ringsteer/ring.h"
 
+#include "ringsteer/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define RS_STORE_DEFAULT_URL "sqlite:/var/lib/ringsteer/ringsteer.db"
 #define RS_STORE_URL_MAX 4096
 
@@ -89,13 +95,13 @@ struct rs_store;
  * store's schema is newer than this code's: a newer ringsteer wrote it;
  * nothing is changed), -EIO (cannot open or create, or SQLite read_only and
  * no ringsteer schema). */
-int rs_store_open(const char *url, const struct rs_store_options *opt, struct rs_store **out);
+RS_EXPORT int rs_store_open(const char *url, const struct rs_store_options *opt, struct rs_store **out);
 
 /* Closes st; NULL is allowed. */
-void rs_store_close(struct rs_store *st);
+RS_EXPORT void rs_store_close(struct rs_store *st);
 
 /* Returns the options in force (defaults filled in). */
-const struct rs_store_options *rs_store_options(const struct rs_store *st);
+RS_EXPORT const struct rs_store_options *rs_store_options(const struct rs_store *st);
 
 /* Starts following the store's changes (PostgreSQL: LISTEN, on a connection
  * of the handle's own) and returns a descriptor to poll for readability;
@@ -106,21 +112,21 @@ const struct rs_store_options *rs_store_options(const struct rs_store *st);
  * watcher keeps a slow poll for those.  Calling it again while watching
  * returns the same descriptor.  Returns the descriptor (>= 0), -EOPNOTSUPP
  * (SQLite: poll instead), -EIO (cannot connect), -EINVAL. */
-int rs_store_watch(struct rs_store *st);
+RS_EXPORT int rs_store_watch(struct rs_store *st);
 
 /* Reads the notifications that arrived, without blocking, and returns how
  * many (>= 0; several changes may arrive as one), or -EIO when the watch
  * connection is lost: fall back to polling and call rs_store_watch() again
  * later, which reconnects (the descriptor may then differ).  -EOPNOTSUPP,
  * -EINVAL as rs_store_watch(). */
-int rs_store_watch_consume(struct rs_store *st);
+RS_EXPORT int rs_store_watch_consume(struct rs_store *st);
 
 /* Inserts or updates gateway id with its peer endpoint and state, heartbeat
  * now, keeping its sessions (a running gateway registering again; a
  * process starting calls rs_store_gateway_start()).  Returns 0, -EINVAL,
  * -EIO, -EBUSY (lock not had within the timeout). */
-int rs_store_gateway_register(struct rs_store *st, const char *id, const char *peer, enum rs_gateway_state state,
-			      int64_t now_ms);
+RS_EXPORT int rs_store_gateway_register(struct rs_store *st, const char *id, const char *peer,
+					enum rs_gateway_state state, int64_t now_ms);
 
 /* A gateway process starting: registers id as rs_store_gateway_register()
  * does and, in the same write transaction, deletes its active session rows
@@ -128,31 +134,31 @@ int rs_store_gateway_register(struct rs_store *st, const char *id, const char *p
  * since they live with the gateway's row) and zeroes its attached count.
  * Reservations at it are kept (they end by themselves).  Returns 0,
  * -EINVAL, -EIO, -EBUSY. */
-int rs_store_gateway_start(struct rs_store *st, const char *id, const char *peer, enum rs_gateway_state state,
-			   int64_t now_ms);
+RS_EXPORT int rs_store_gateway_start(struct rs_store *st, const char *id, const char *peer, enum rs_gateway_state state,
+				     int64_t now_ms);
 
 /* Sets gateway id's state (serving or draining) without touching its
  * heartbeat: how `ringsteerctl drain` asks a gateway to drain.  Returns 0,
  * -ENOENT, -EINVAL, -EIO, -EBUSY. */
-int rs_store_gateway_set_state(struct rs_store *st, const char *id, enum rs_gateway_state state);
+RS_EXPORT int rs_store_gateway_set_state(struct rs_store *st, const char *id, enum rs_gateway_state state);
 
 /* Reads gateway id's row (live and supervisors filled as in the listing).
  * Returns 0, -ENOENT, -EINVAL, -EIO, -EBUSY. */
-int rs_store_gateway_get(struct rs_store *st, const char *id, int64_t now_ms, struct rs_gateway_row *row);
+RS_EXPORT int rs_store_gateway_get(struct rs_store *st, const char *id, int64_t now_ms, struct rs_gateway_row *row);
 
 /* Deletes gateway id and every session row on it.  Returns 0, -ENOENT,
  * -EIO, -EBUSY. */
-int rs_store_gateway_remove(struct rs_store *st, const char *id);
+RS_EXPORT int rs_store_gateway_remove(struct rs_store *st, const char *id);
 
 /* Lists gateways (every row when all, else live ones), sorted by id, into a
  * malloc'd array the caller frees.  Returns 0, -ENOMEM, -EIO, -EBUSY. */
-int rs_store_list_gateways(struct rs_store *st, int64_t now_ms, bool all, struct rs_gateway_row **rows,
-			   size_t *n);
+RS_EXPORT int rs_store_list_gateways(struct rs_store *st, int64_t now_ms, bool all, struct rs_gateway_row **rows,
+				     size_t *n);
 
 /* Lists sessions (every row when all, else live ones), sorted by gateway
  * then member, into a malloc'd array the caller frees.  Same returns. */
-int rs_store_list_sessions(struct rs_store *st, int64_t now_ms, bool all, struct rs_session_row **rows,
-			   size_t *n);
+RS_EXPORT int rs_store_list_sessions(struct rs_store *st, int64_t now_ms, bool all, struct rs_session_row **rows,
+				     size_t *n);
 
 /* One arrival at gateway `gateway_id`, decided in one write transaction. */
 struct rs_admit {
@@ -236,7 +242,7 @@ struct rs_admit {
  * record, from nowhere) chooses it, the member is accepted here and nothing
  * is written; otherwise its row becomes a pending reservation at the target
  * as a handoff's does (the rule's reason: placed or owner-fallback). */
-int rs_store_admit(struct rs_store *st, struct rs_admit *a);
+RS_EXPORT int rs_store_admit(struct rs_store *st, struct rs_admit *a);
 
 /* Arrivals pending together at one gateway, decided in one write
  * transaction: the deciding gateway's heartbeat refreshed once, ring and
@@ -251,7 +257,7 @@ int rs_store_admit(struct rs_store *st, struct rs_admit *a);
  * gateway has no row), -EIO, -EBUSY, -ENOMEM, and then every errs[i] is
  * that error and nothing is written.  When no item is written the
  * transaction is rolled back (as n failed admissions would leave it). */
-int rs_store_admit_batch(struct rs_store *st, struct rs_admit *a, size_t n, int *errs);
+RS_EXPORT int rs_store_admit_batch(struct rs_store *st, struct rs_admit *a, size_t n, int *errs);
 
 /* What-if: decides where member_id would go arriving now through the
  * Service (no stay, landing anywhere but at a reservation of its own),
@@ -261,8 +267,8 @@ int rs_store_admit_batch(struct rs_store *st, struct rs_admit *a, size_t n, int 
  * one read transaction that writes nothing.  target_id (RS_ID_MAX + 1
  * bytes) receives the chosen gateway's id.  Returns 0, -EINVAL, -ENOENT (no
  * serving gateway), -EIO, -EBUSY. */
-int rs_store_whatif(struct rs_store *st, const char *member_id, int64_t now_ms, struct rs_decision *d,
-		    char *target_id);
+RS_EXPORT int rs_store_whatif(struct rs_store *st, const char *member_id, int64_t now_ms, struct rs_decision *d,
+			      char *target_id);
 
 /* Where a node agent sends a registered member's connects to the Service. */
 struct rs_store_steer {
@@ -284,7 +290,7 @@ struct rs_store_steer {
  * member attached to a draining gateway gets the rule's answer and nothing
  * is written (its drain hands it off).
  * Returns 0, -EINVAL, -ENOENT (no live gateway), -EIO, -EBUSY. */
-int rs_store_steer(struct rs_store *st, const char *member_id, int64_t now_ms, struct rs_store_steer *out);
+RS_EXPORT int rs_store_steer(struct rs_store *st, const char *member_id, int64_t now_ms, struct rs_store_steer *out);
 
 /* rs_store_steer for member_ids[0..n) in one write transaction at one
  * now_ms, in order: the result equals steering them one at a time in that
@@ -292,19 +298,19 @@ int rs_store_steer(struct rs_store *st, const char *member_id, int64_t now_ms, s
  * receives member i's answer.  All or nothing: the return is the
  * transaction's (0, -EINVAL, -ENOENT, -EIO, -EBUSY) and every errs[i] is
  * that return; on an error nothing is written and outs are zeroed. */
-int rs_store_steer_batch(struct rs_store *st, const char *const *member_ids, size_t n, int64_t now_ms,
-			 struct rs_store_steer *outs, int *errs);
+RS_EXPORT int rs_store_steer_batch(struct rs_store *st, const char *const *member_ids, size_t n, int64_t now_ms,
+				   struct rs_store_steer *outs, int *errs);
 
 /* Refreshes gateway_id's heartbeat: one write, whatever the number of its
  * sessions (they live with it).  Returns 0, -ENOENT (gateway row gone:
  * register again; its sessions went with it), -EINVAL, -EIO, -EBUSY. */
-int rs_store_heartbeat(struct rs_store *st, const char *gateway_id, int64_t now_ms);
+RS_EXPORT int rs_store_heartbeat(struct rs_store *st, const char *gateway_id, int64_t now_ms);
 
 /* Returns how many statements st has run through its backend since it was
  * opened: every statement, plus one per transaction begun and one per
  * commit (rollbacks not counted; PostgreSQL's write begin, one round trip,
  * counts one).  What a test or a benchmark measures work per event by. */
-uint64_t rs_store_statements(const struct rs_store *st);
+RS_EXPORT uint64_t rs_store_statements(const struct rs_store *st);
 
 /* A session a gateway accepted while the store was unavailable (degraded),
  * for rs_store_session_claim() once the store answers again. */
@@ -330,16 +336,16 @@ struct rs_session_claim {
  * caller places such a member by the rule once: rs_admit.deferred).
  * Returns 0, -ESTALE (superseded: nothing written), -ENOENT (gateway_id has
  * no row: nothing written), -EINVAL, -EIO, -EBUSY. */
-int rs_store_session_claim(struct rs_store *st, struct rs_session_claim *c);
+RS_EXPORT int rs_store_session_claim(struct rs_store *st, struct rs_session_claim *c);
 
 /* Records member's sandbox count if its row is still (gateway_id, epoch).
  * Returns 0, -ESTALE (row moved on), -EIO, -EBUSY. */
-int rs_store_session_sandboxes(struct rs_store *st, const char *gateway_id, const char *member_id,
-			       uint64_t epoch, uint32_t sandboxes);
+RS_EXPORT int rs_store_session_sandboxes(struct rs_store *st, const char *gateway_id, const char *member_id,
+					 uint64_t epoch, uint32_t sandboxes);
 
 /* Deletes member's row if it is still (gateway_id, epoch): a departure.
  * Returns 0 (deleted or already moved on), -EIO, -EBUSY. */
-int rs_store_session_end(struct rs_store *st, const char *gateway_id, const char *member_id, uint64_t epoch);
+RS_EXPORT int rs_store_session_end(struct rs_store *st, const char *gateway_id, const char *member_id, uint64_t epoch);
 
 /* A departure that keeps its place: if member's row is still its active
  * attachment at (gateway_id, epoch), the row becomes a pending reservation
@@ -350,7 +356,11 @@ int rs_store_session_end(struct rs_store *st, const char *gateway_id, const char
  * or a row that is not active, is rs_store_session_end().  A draining or
  * exiting gateway ends its sessions instead (its place is not to keep).
  * Returns 0 (kept, deleted, or already moved on), -EINVAL, -EIO, -EBUSY. */
-int rs_store_session_leave(struct rs_store *st, const char *gateway_id, const char *member_id, uint64_t epoch,
-			   int64_t now_ms, uint32_t grace_ms);
+RS_EXPORT int rs_store_session_leave(struct rs_store *st, const char *gateway_id, const char *member_id, uint64_t epoch,
+				     int64_t now_ms, uint32_t grace_ms);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

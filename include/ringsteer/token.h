@@ -9,6 +9,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ringsteer/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define RS_SECRET_MIN 16  /* bytes: shorter secrets are refused */
 #define RS_SECRET_MAX 4096
 
@@ -20,20 +26,24 @@ struct rs_secret {
 /* Loads a cluster secret file (its bytes, one trailing newline dropped).
  * Returns 0, -errno from open/read, -EINVAL when shorter than RS_SECRET_MIN
  * or longer than RS_SECRET_MAX. */
-int rs_secret_load(const char *path, struct rs_secret *out);
+RS_EXPORT int rs_secret_load(const char *path, struct rs_secret *out);
 
 /* Writes a token for member expiring at expiry into out (room for cap,
  * NUL included).  Returns 0, -EINVAL (bad member id), -ENOSPC, -EIO. */
-int rs_token_mint(const struct rs_secret *s, const char *member, uint64_t expiry, char *out, size_t cap);
+RS_EXPORT int rs_token_mint(const struct rs_secret *s, const char *member, uint64_t expiry, char *out, size_t cap);
 
 /* Checks token for member at time now (unix seconds) and stores its expiry.
  * Returns 0, -EINVAL (malformed), -EACCES (wrong mac or another member's),
  * -EKEYEXPIRED (expiry <= now). */
-int rs_token_verify(const struct rs_secret *s, const char *token, const char *member, uint64_t now,
-		    uint64_t *expiry);
+RS_EXPORT int rs_token_verify(const struct rs_secret *s, const char *token, const char *member, uint64_t now,
+			      uint64_t *expiry);
 
 /* Reads a token's expiry without checking it (the supervisor plans its
  * refresh with it).  Returns 0 or -EINVAL. */
-int rs_token_expiry(const char *token, uint64_t *expiry);
+RS_EXPORT int rs_token_expiry(const char *token, uint64_t *expiry);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

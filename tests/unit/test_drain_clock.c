@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "ringsteer/drain.h"
+#include "drain/drain_clock.h"
 #include "util/mstime.h"
 
 /* The test's clock: both sides advance together unless stepped. */

@@ -5,7 +5,7 @@
  * process, so an NTP step of the wall clock during a 25 s drain must neither
  * cut it short nor stretch it past the grace period; a test proves that by
  * stepping the wall side of its own clock (tests/unit/test_drain_clock.c). */
-#include "ringsteer/drain.h"
+#include "drain/drain_clock.h"
 #include "util/mstime.h"
 
 void rs_drain_start_on(struct rs_drain *d, const struct rs_drain_config *cfg, const struct rs_clock *clock)
