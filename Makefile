@@ -12,6 +12,7 @@ OPT      := -O1
 else
 OPT      := -O2
 endif
+include mk/version.mk
 
 # libpq's headers live outside the default include path on Debian.
 PG_CFLAGS := -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql)
@@ -71,7 +72,7 @@ TEST_DATA   := tests/data
 .PHONY: all deps test test-run check-vectors bench sim sim-doc fuzz fuzz-smoke clean
 .DEFAULT_GOAL := all
 
-all: $(BUILD)/libringsteer.a $(BUILD)/libringsteer.so $(BINS)
+all: $(BUILD)/libringsteer.a $(BUILD)/libringsteer.so $(BUILD)/$(RS_SONAME) $(BUILD)/ringsteer.pc $(BINS)
 
 # $(call install_missing,PACKAGES): apt-get installs those of PACKAGES that
 # are not installed; does nothing (no apt-get at all) when all are.
@@ -111,8 +112,8 @@ $(BUILD)/libringsteer.a: $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/libringsteer.so: $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,libringsteer.so.0 $(LDFLAGS) -o $@ $^ $(LIBS)
+include mk/library.mk
+include mk/install.mk
 
 $(BUILD)/ringsteerctl: $(CTL_OBJS) $(MAPS_OBJS) $(BUILD)/libringsteer.a
 	$(CC) $(LDFLAGS) -o $@ $(CTL_OBJS) $(MAPS_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lm
@@ -261,6 +262,10 @@ test-run: all $(TEST_BINS) $(KTEST_BINS) $(BUILD)/bench/accept_time $(BUILD)/ben
 	tests/skip_test.sh || fail=1; \
 	echo "== tests/license_test.sh"; \
 	tests/license_test.sh || fail=1; \
+	if [ "$(SAN)" != 1 ]; then \
+	  echo "== tests/install/install_test.sh ($(BUILD))"; \
+	  MAKE="$(MAKE)" tests/install/install_test.sh $(BUILD) || fail=1; \
+	fi; \
 	if [ "$(SAN)" != 1 ]; then \
 	  echo "== tests/deploy/manifests_test.sh ($(BUILD))"; \
 	  tests/deploy/manifests_test.sh $(BUILD) || fail=1; \

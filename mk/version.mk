@@ -1,0 +1,17 @@
+# SPDX-License-Identifier: Apache-2.0
+# The library's version, read from include/ringsteer/version.h: the header
+# is the one source, so the file name, the SONAME and ringsteer.pc follow
+# whatever it says.  The SONAME carries the major only: a minor or patch
+# release must stay binary compatible.
+
+RS_VERSION_H := include/ringsteer/version.h
+rs_version_field = $(shell awk '/^.define RINGSTEER_VERSION_$(1) / { print $$3 }' $(RS_VERSION_H))
+RS_VERSION_MAJOR := $(call rs_version_field,MAJOR)
+RS_VERSION_MINOR := $(call rs_version_field,MINOR)
+RS_VERSION_PATCH := $(call rs_version_field,PATCH)
+ifeq ($(strip $(RS_VERSION_MAJOR)),)
+$(error cannot read RINGSTEER_VERSION_MAJOR from $(RS_VERSION_H))
+endif
+RS_VERSION := $(RS_VERSION_MAJOR).$(RS_VERSION_MINOR).$(RS_VERSION_PATCH)
+RS_SONAME  := libringsteer.so.$(RS_VERSION_MAJOR)
+RS_SO_FILE := libringsteer.so.$(RS_VERSION)
