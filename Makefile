@@ -269,6 +269,7 @@ test-run: all $(TEST_BINS) $(KTEST_BINS) $(BUILD)/bench/accept_time $(BUILD)/ben
 	if [ "$(SAN)" != 1 ]; then \
 	  echo "== tests/deploy/manifests_test.sh ($(BUILD))"; \
 	  tests/deploy/manifests_test.sh $(BUILD) || fail=1; \
+	  echo "== tests/rust/rust_gateway_test.sh ($(BUILD))"; tests/rust/rust_gateway_test.sh $(BUILD); tests/skip_status.sh $$? rust-gateway || fail=1; \
 	fi; \
 	echo "== tests/acceptance/run.sh ($(BUILD))"; \
 	RS_PG_DIR= tests/acceptance/run.sh $(BUILD) || fail=1; \
@@ -501,3 +502,5 @@ compare-quick: deps compare-deps all $(BUILD)/bench/accept_time $(BUILD)/bench/s
 
 # `make test` runs the short form too (test-run): its packages are the tests'.
 DEB_PACKAGES += $(COMPARE_PACKAGES) $(COMPARE_DATAPATH_PACKAGES)
+
+include examples/rust-gateway/rust.mk
