@@ -40,7 +40,7 @@ DEB_PACKAGES += valgrind
 
 LIB_SRCS  := $(wildcard user/ring/*.c user/placement/*.c user/drain/*.c user/proto/*.c user/token/*.c \
 	user/util/*.c user/tls/*.c user/registration/*.c \
-	user/store/*.c user/gwcore/*.c)
+	user/store/*.c user/gwcore/*.c user/member/*.c)
 CTL_SRCS  := $(wildcard user/ctl/*.c user/sim/*.c)
 GW_SRCS   := $(wildcard user/gateway/*.c)
 SUP_SRCS  := $(wildcard user/supervisor/*.c)

@@ -198,7 +198,8 @@ static void on_sighup(evutil_socket_t fd, short what, void *arg)
 	s->sandboxes = count;
 	snprintf(n, sizeof(n), "%u", count);
 	rs_log(stderr, "info", s->who, "event", "sandboxes", "count", n, NULL);
-	sup_send_sandboxes(s);
+	rs_mc_set_sandboxes(s->mc, count);
+	sup_settle(s);
 }
 
 /* The name a Service dial's certificate must carry: --tls-server-name,
@@ -219,15 +220,27 @@ static void on_stop(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	rs_log(stderr, "info", s->who, "event", "stopping", NULL);
-	sup_close_all(s);
+	rs_mc_stop(s->mc, sup_now());
 	event_base_loopexit(s->base, NULL);
+}
+
+static void on_refresh_now(evutil_socket_t fd, short what, void *arg)
+{
+	struct supervisor *s = arg;
+
+	(void)fd;
+	(void)what;
+	rs_mc_refresh_now(s->mc, sup_now());
+	sup_settle(s);
 }
 
 int main(int argc, char **argv)
 {
 	struct supervisor s = { 0 };
+	struct rs_mc_config mcfg;
 	unsigned char rnd[16];
 	struct timespec now;
+	uint64_t seed;
 	int err, rc = 1;
 
 	if (parse_flags(argc, argv, &s.cfg))
@@ -242,26 +255,33 @@ int main(int argc, char **argv)
 		return 1;
 	for (size_t i = 0; i < 8; i++)
 		snprintf(s.instance_id + 2 * i, sizeof(s.instance_id) - 2 * i, "%02x", rnd[i]);
-	memcpy(&s.rng, rnd + 8, sizeof(s.rng));
+	memcpy(&seed, rnd + 8, sizeof(seed));
+	service_name(&s);
 	/* Epochs start at the wall-clock microsecond so that a restarted
 	 * supervisor supersedes its previous life, and grow per connection. */
 	clock_gettime(CLOCK_REALTIME, &now);
-	s.next_epoch = (uint64_t)now.tv_sec * 1000000 + (uint64_t)now.tv_nsec / 1000;
+	mcfg = (struct rs_mc_config){
+		.member_id = s.cfg.id,
+		.instance_id = s.instance_id,
+		.service = s.cfg.service,
+		.service_name = s.service_name,
+		.first_epoch = (uint64_t)now.tv_sec * 1000000 + (uint64_t)now.tv_nsec / 1000,
+		.seed = seed,
+		.dial_timeout_ms = s.cfg.dial_timeout_ms,
+		.sandboxes = s.sandboxes,
+	};
 	s.base = event_base_new();
-	if (!s.base)
+	if (!s.base || rs_mc_new(&mcfg, &sup_core_callbacks, &s, &s.mc) != 0)
 		goto cleanup;
-	s.retry_ev = evtimer_new(s.base, sup_on_retry, &s);
-	s.refresh_ev = evtimer_new(s.base, sup_on_refresh, &s);
-	s.heartbeat_ev = event_new(s.base, -1, EV_PERSIST, sup_on_heartbeat, &s);
+	s.wake_ev = evtimer_new(s.base, sup_on_wake, &s);
 	s.sighup_ev = evsignal_new(s.base, SIGHUP, on_sighup, &s);
 	s.sigterm_ev = evsignal_new(s.base, SIGTERM, on_stop, &s);
 	s.sigint_ev = evsignal_new(s.base, SIGINT, on_stop, &s);
-	s.sigusr1_ev = evsignal_new(s.base, SIGUSR1, sup_on_refresh, &s);
-	if (!s.retry_ev || !s.refresh_ev || !s.heartbeat_ev || !s.sighup_ev || !s.sigterm_ev || !s.sigint_ev ||
-	    !s.sigusr1_ev || event_add(s.sighup_ev, NULL) || event_add(s.sigterm_ev, NULL) ||
-	    event_add(s.sigint_ev, NULL) || event_add(s.sigusr1_ev, NULL))
+	s.sigusr1_ev = evsignal_new(s.base, SIGUSR1, on_refresh_now, &s);
+	if (!s.wake_ev || !s.sighup_ev || !s.sigterm_ev || !s.sigint_ev || !s.sigusr1_ev ||
+	    event_add(s.sighup_ev, NULL) || event_add(s.sigterm_ev, NULL) || event_add(s.sigint_ev, NULL) ||
+	    event_add(s.sigusr1_ev, NULL))
 		goto cleanup;
-	service_name(&s);
 	if (sup_tls_load(&s) != 0)
 		goto cleanup;
 	if (s.cfg.insecure)
@@ -275,18 +295,15 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	rs_log(stderr, "info", s.who, "event", "started", "service", s.cfg.service, "instance", s.instance_id, NULL);
-	sup_dial(&s, VIA_SERVICE, s.cfg.service, s.service_name, false);
+	rs_mc_start(s.mc, sup_now());
+	sup_settle(&s);
 	event_base_dispatch(s.base);
 	rc = 0;
 cleanup:
-	sup_close_all(&s);
+	rs_mc_free(s.mc); /* stopped by a signal, or never started: nothing left to say */
 	sup_agent_close(&s);
-	if (s.retry_ev)
-		event_free(s.retry_ev);
-	if (s.refresh_ev)
-		event_free(s.refresh_ev);
-	if (s.heartbeat_ev)
-		event_free(s.heartbeat_ev);
+	if (s.wake_ev)
+		event_free(s.wake_ev);
 	if (s.sighup_ev)
 		event_free(s.sighup_ev);
 	if (s.sigterm_ev)

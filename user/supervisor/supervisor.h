@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* supervisor.h - the reference supervisor's state: one attached link at a
- * time plus at most one link being set up (a redirect, a redial, or the
- * make-before-break redial after a token refresh). */
+/* supervisor.h - the reference supervisor: a member core
+ * (include/ringsteer/member_core.h) that owns its transitions, and the I/O
+ * around it (client.c: links; tls_trust.c; agent_link.c; main.c). */
 #ifndef RS_SUPERVISOR_H
 #define RS_SUPERVISOR_H
 
@@ -14,6 +14,7 @@
 
 #include "util/cidr.h"
 #include "util/endpoint.h"
+#include "ringsteer/member_core.h"
 #include "ringsteer/proto.h"
 
 #define SUP_ALLOW_MAX 32 /* --redirect-allow prefixes */
@@ -37,63 +38,33 @@ struct sup_config {
 	const char *agent;          /* the node agent's member socket, or NULL */
 };
 
-/* How a link came to be dialed: decides what its failure leads to. */
-enum sup_via {
-	VIA_SERVICE,  /* through the Service address */
-	VIA_REDIRECT, /* to the peer endpoint a REDIRECT named (STAY) */
-	VIA_REDIAL,   /* back to the last gateway after a blip (STAY) */
-	VIA_REFRESH,  /* back to the last gateway with a renewed token (STAY), old link kept */
-};
-
-struct sup_link;
-
 struct supervisor {
 	struct sup_config cfg;
 	char who[RS_ID_MAX + 16];
 	struct event_base *base;
 	char instance_id[RS_INSTANCE_MAX + 1];
-	uint64_t next_epoch;
-	char token[RS_TOKEN_MAX + 1];
-	uint64_t token_expiry;
+	struct rs_mc_core *mc;      /* every transition (client.c is its I/O) */
 	uint32_t sandboxes;
-	struct sup_link *active;    /* attached */
-	struct sup_link *pending;   /* being set up */
-	char last_gateway[RS_ID_MAX + 1];
-	char last_peer[RS_ENDPOINT_MAX + 1];
-	uint32_t heartbeat_ms;
-	uint32_t backoff_ms;        /* next Service retry delay; 0 after success */
-	bool retry_stay;            /* the scheduled Service retry asks to stay */
-	uint64_t rng;               /* jitter */
 	SSL_CTX *tls;               /* NULL: plaintext (--insecure) */
 	uint64_t tls_stamp;         /* the TLS files' identity when last (re)loaded */
 	char service_name[RS_ENDPOINT_MAX + 1]; /* the name the Service's certificates must carry */
-	uint32_t redirects_failed;  /* redirects in a row that could not be followed (since the last
-				     * attach): from the second on, the Service fallback waits the backoff */
-	uint64_t targets_refused;   /* redirect, redial or refresh targets refused: not allowed, or
-				     * their certificate did not name the gateway */
 	int agent_fd;               /* the open registration with the node agent, or -1 */
 	struct event *agent_ev;
 	int agent_last_err;         /* the last registration outcome logged (0: registered) */
-	struct event *retry_ev, *refresh_ev, *heartbeat_ev, *sighup_ev, *sigterm_ev, *sigint_ev, *sigusr1_ev;
+	struct event *wake_ev, *sighup_ev, *sigterm_ev, *sigint_ev, *sigusr1_ev;
 };
 
-/* Dials endpoint for the given reason (client.c); name is the gateway id
- * its certificate must carry (the Service's name for VIA_SERVICE).  A
- * target learned from the wire that is not allowed (plaintext: outside
- * --redirect-allow) is refused before any packet: counted, logged, and
- * handled as a failed dial.  Replaces any pending link. */
-void sup_dial(struct supervisor *s, enum sup_via via, const char *endpoint, const char *name, bool stay);
+/* The core's callbacks: sockets, frames, log lines (client.c). */
+extern const struct rs_mc_callbacks sup_core_callbacks;
 
-/* Frees both links (client.c), saying GOODBYE on the attached one. */
-void sup_close_all(struct supervisor *s);
+/* The time to give the core now (client.c). */
+struct rs_mc_time sup_now(void);
 
-/* Sends the sandbox count on the attached link, if any (client.c). */
-void sup_send_sandboxes(struct supervisor *s);
+/* Sets the one timer to the core's next wake; after every call into the core (client.c). */
+void sup_settle(struct supervisor *s);
 
-/* Timer callbacks (client.c). */
-void sup_on_retry(evutil_socket_t fd, short what, void *arg);
-void sup_on_refresh(evutil_socket_t fd, short what, void *arg);
-void sup_on_heartbeat(evutil_socket_t fd, short what, void *arg);
+/* The timer's callback: rs_mc_tick (client.c). */
+void sup_on_wake(evutil_socket_t fd, short what, void *arg);
 
 /* (Re)builds s->tls from the --tls-* files; on failure the previous one
  * stays.  Returns 0 or -errno, logged (tls_trust.c). */
@@ -120,7 +91,7 @@ void sup_agent_register(struct supervisor *s);
 /* Closes the registration (agent_link.c). */
 void sup_agent_close(struct supervisor *s);
 
-/* Reads the token file into s->token and its expiry.  Returns 0 or -errno. */
+/* Reads the token file and gives it to the core.  Returns 0 or -errno. */
 int sup_load_token(struct supervisor *s);
 
 #endif

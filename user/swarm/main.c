@@ -258,6 +258,7 @@ int main(int argc, char **argv)
 	 * that a restarted swarm supersedes its previous life. */
 	clock_gettime(CLOCK_REALTIME, &now);
 	sw->next_epoch = (uint64_t)now.tv_sec * 1000000 + (uint64_t)now.tv_nsec / 1000;
+	sw->fail_hint = FAIL_COUNT;
 	if (sw->cfg.tls_server_name)
 		snprintf(sw->service_name, sizeof(sw->service_name), "%s", sw->cfg.tls_server_name);
 	else

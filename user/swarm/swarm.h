@@ -19,6 +19,7 @@
 #include <openssl/ssl.h>
 
 #include "util/cidr.h"
+#include "ringsteer/member_core.h"
 #include "ringsteer/proto.h"
 #include "ringsteer/token.h"
 #include "gap.h"
@@ -46,14 +47,6 @@ struct swarm_config {
 	const char *metrics;
 };
 
-/* How a link came to be dialed (as the supervisor's enum sup_via). */
-enum swarm_via {
-	VIA_SERVICE,
-	VIA_REDIRECT,
-	VIA_REDIAL,
-	VIA_REFRESH,
-};
-
 /* Why a dial or a link failed: the failures_total{reason} label. */
 enum swarm_failure {
 	FAIL_CONNECT,        /* TCP connect or socket error, or a closed link before ACCEPT */
@@ -78,22 +71,18 @@ struct swarm_link;
 
 struct swarm_member {
 	struct swarm *sw;
-	struct swarm_link *active;  /* attached */
-	struct swarm_link *pending; /* being set up */
-	struct event *timer;        /* the earliest of retry_at, refresh_at, beat_at */
-	char *token;                /* its current token (minted, or from TOKEN) */
-	uint64_t token_expiry;      /* unix seconds */
-	uint64_t retry_at, refresh_at, beat_at; /* monotonic ms; 0: not armed */
+	struct rs_mc_core *mc;      /* its transitions (member.c is its I/O) */
+	struct swarm_link *dialing; /* the link being set up: holding a dial slot, or in line for one */
+	struct event *timer;        /* the core's next wake */
+	char *id, *instance;        /* prefix + number; "<instance>-<number>" */
 	uint64_t lost_at_us;        /* monotonic us its session was lost; 0: not in a gap (gap.h) */
-	uint32_t number;            /* 1..N: the member id is prefix + number */
-	uint32_t backoff_ms;
-	uint32_t heartbeat_ms;
+	uint64_t counted_epoch;     /* the attached link counted in the totals (0: none) */
+	uint32_t number;            /* 1..N */
 	uint32_t queue_next;        /* the dial queue's link: a member number, 0 = none */
-	uint16_t last_gw;           /* the gateway table entry of its last ACCEPT */
-	uint16_t want_gw;           /* a queued dial's target entry */
-	uint8_t want_via;           /* a queued dial's enum swarm_via */
-	uint8_t redirects_failed;   /* since the last attach, saturating */
-	bool want_stay, want_dial, queued, retry_stay, ever_attached;
+	uint16_t counted_gw;        /* the gateway entry counted with it */
+	uint16_t want_gw;           /* the wanted dial's target entry (SWARM_NO_GW: the Service) */
+	uint8_t want_via;           /* its enum rs_mc_via */
+	bool want_dial, queued;
 };
 
 struct swarm {
@@ -105,7 +94,7 @@ struct swarm {
 	char who[SWARM_PREFIX_MAX + 16];
 	char service_name[RS_ENDPOINT_MAX + 1];
 	char instance[17];          /* this process: instance ids are "<instance>-<number>" */
-	uint64_t next_epoch;        /* one counter for all: each member's epochs grow */
+	uint64_t next_epoch;        /* where every member's epochs start: above any earlier run's */
 	uint64_t rng;
 	struct swarm_gateway gateways[SWARM_GATEWAYS_MAX];
 	uint16_t n_gateways;
@@ -123,6 +112,7 @@ struct swarm {
 	/* Failure lines: a token bucket so 10,000 members failing at once log
 	 * a few lines and a count, not 10,000. */
 	uint64_t log_credit_milli, log_last_ms, log_suppressed;
+	enum swarm_failure fail_hint; /* the label of the failure being reported (FAIL_COUNT: from the core) */
 	bool stopping;
 	struct evhttp *http;
 	struct event *sigterm_ev, *sigint_ev;
@@ -145,7 +135,7 @@ void swarm_dial_release(struct swarm *sw);
 void swarm_dial_enqueue(struct swarm *sw, struct swarm_member *m, bool urgent);
 void swarm_on_pump(evutil_socket_t fd, short what, void *arg);
 
-/* Dials what m wants (want_via, want_gw, want_stay), a slot being held
+/* Connects m's queued link (want_via, want_gw), a slot being held
  * (member.c; the pump calls it). */
 void swarm_member_dial_now(struct swarm *sw, struct swarm_member *m);
 
