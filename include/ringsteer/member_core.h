@@ -212,7 +212,7 @@ RS_EXPORT void rs_mc_link_failed(struct rs_mc_core *mc, struct rs_mc_link *l, en
 /* Sets the sandbox count and, when attached, sends it. */
 RS_EXPORT void rs_mc_set_sandboxes(struct rs_mc_core *mc, uint32_t sandboxes);
 
-/* Asks for a new token now (attached), else when next attached. */
+/* Asks for a new token now when attached, else right after the next attach. */
 RS_EXPORT void rs_mc_refresh_now(struct rs_mc_core *mc, struct rs_mc_time now);
 
 /* Runs what is due at now: retries, refreshes, heartbeats, deadlines. */

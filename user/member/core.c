@@ -155,8 +155,9 @@ void rs_mc_set_sandboxes(struct rs_mc_core *mc, uint32_t sandboxes)
 
 void rs_mc_refresh_now(struct rs_mc_core *mc, struct rs_mc_time now)
 {
+	(void)now;
 	if (!mc->active) {
-		mc_schedule_refresh(mc, now);
+		mc->refresh_on_attach = true; /* an operator asked: the next attach asks at once */
 		return;
 	}
 	mc_send(mc->active, &(struct rs_frame){ .version = RS_PROTO_VERSION, .type = RS_FRAME_REFRESH });

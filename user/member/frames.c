@@ -37,6 +37,10 @@ static void attached(struct rs_mc_link *l, const struct rs_accept *acc, struct r
 	l->deadline_ms = now.mono_ms + 3 * (int64_t)mc->heartbeat_ms;
 	mc_arm_heartbeat(mc, now);
 	mc_send_sandboxes(mc); /* the count may have changed while we were away */
+	if (mc->refresh_on_attach) {
+		mc->refresh_on_attach = false;
+		mc_send(l, &(struct rs_frame){ .version = RS_PROTO_VERSION, .type = RS_FRAME_REFRESH });
+	}
 }
 
 static int on_redirect(struct rs_mc_link *l, const struct rs_redirect *r, struct rs_mc_time now)
@@ -68,9 +72,11 @@ static int on_goodbye(struct rs_mc_link *l, const struct rs_goodbye *g, struct r
 		l->superseded = true;
 		mc_link_close(l, now); /* our newer link took over */
 	} else {
-		/* The gateway is going away: let the rule place us. */
+		/* The gateway is going away: let the rule place us, unless a
+		 * retry is armed (a REJECT's hint is a floor on the next
+		 * attempt, the Service's included): it dials the Service then. */
 		mc_link_close(l, now);
-		if (!mc->active && !mc->pending)
+		if (!mc->active && !mc->pending && !mc->retry_at)
 			mc_dial_service(mc, false, now);
 	}
 	return 1;

@@ -53,6 +53,7 @@ struct rs_mc_core {
 	uint32_t redirects_failed; /* since the last attach */
 	int64_t retry_at, refresh_at, beat_at; /* monotonic ms; 0: not armed */
 	bool retry_stay;
+	bool refresh_on_attach;   /* rs_mc_refresh_now while not attached */
 	bool ever_attached;
 	int64_t lost_at_ms;       /* the gap's start (0: none) */
 	uint64_t attaches, redirects, targets_refused;

@@ -43,7 +43,10 @@ static void retry_due(struct rs_mc_core *mc, struct rs_mc_time now)
 {
 	if (mc->active && !mc->retry_stay)
 		return;
-	/* A refresh redial that failed retries at the gateway, else the Service. */
+	/* Still attached (a refresh redial that failed, or a drain whose
+	 * targets failed or refused us with a hint): back through our gateway,
+	 * which places us again by the rule (docs/PROTOCOL.md, Drain); else the
+	 * Service. */
 	if (mc->active)
 		mc_dial(mc, RS_MC_VIA_REFRESH, mc->last_peer, mc->last_gateway, true, now);
 	else
