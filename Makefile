@@ -264,7 +264,7 @@ test-run: all $(TEST_BINS) $(KTEST_BINS) $(BUILD)/bench/accept_time $(BUILD)/ben
 	tests/license_test.sh || fail=1; \
 	if [ "$(SAN)" != 1 ]; then \
 	  echo "== tests/install/install_test.sh ($(BUILD))"; \
-	  MAKE="$(MAKE)" tests/install/install_test.sh $(BUILD) || fail=1; \
+	  tests/install/install_test.sh $(BUILD) || fail=1; \
 	fi; \
 	if [ "$(SAN)" != 1 ]; then \
 	  echo "== tests/deploy/manifests_test.sh ($(BUILD))"; \

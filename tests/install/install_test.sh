@@ -24,6 +24,9 @@ version=$(field MAJOR).$(field MINOR).$(field PATCH)
 major=$(field MAJOR)
 
 # ---- a. the staged tree --------------------------------------------------
+# The caller's MAKEFLAGS are kept (its variables: `all` is then up to date,
+# nothing rebuilds).  test-run calls this script without $(MAKE) in the
+# line on purpose: such a line would run even under `make -n`.
 if ! $make --no-print-directory install BUILD="$build" DESTDIR="$root" PREFIX=/usr >"$tmp/install.log" 2>&1; then
 	cat "$tmp/install.log"
 	echo "install_test: make install failed"
