@@ -503,4 +503,5 @@ compare-quick: deps compare-deps all $(BUILD)/bench/accept_time $(BUILD)/bench/s
 # `make test` runs the short form too (test-run): its packages are the tests'.
 DEB_PACKAGES += $(COMPARE_PACKAGES) $(COMPARE_DATAPATH_PACKAGES)
 
-include examples/rust-gateway/rust.mk
+# Optional: the image's build stage copies only what `make all` reads.
+-include examples/rust-gateway/rust.mk
