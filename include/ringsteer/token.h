@@ -24,9 +24,14 @@ struct rs_secret {
 };
 
 /* Loads a cluster secret file (its bytes, one trailing newline dropped).
- * Returns 0, -errno from open/read, -EINVAL when shorter than RS_SECRET_MIN
- * or longer than RS_SECRET_MAX. */
+ * Returns 0, -errno from open/read, -EPERM when the file's group or others
+ * have any access (mode & 077), -EINVAL when shorter than RS_SECRET_MIN or
+ * longer than RS_SECRET_MAX. */
 RS_EXPORT int rs_secret_load(const char *path, struct rs_secret *out);
+
+/* A one-line reason for an rs_secret_load error err (negative errno): for
+ * -EPERM what to do about the file's mode, otherwise strerror's text. */
+RS_EXPORT const char *rs_secret_strerror(int err);
 
 /* Writes a token for member expiring at expiry into out (room for cap,
  * NUL included).  Returns 0, -EINVAL (bad member id), -ENOSPC, -EIO. */

@@ -32,7 +32,7 @@ ep=$(gw_addr 1):$RS_GW_LISTEN_PORT
 glog=$(gw_log 1)
 
 other_secret="$RS_DIR/other-secret"
-head -c 32 /dev/urandom | od -An -v -tx1 | tr -d ' \n' >"$other_secret"
+(umask 077 && head -c 32 /dev/urandom | od -An -v -tx1 | tr -d ' \n' >"$other_secret") # 0600, or it is refused
 forged_ok=$(sup_token 1 3600 "$other_secret") || fail "could not mint a token with another secret"
 big_epoch=$(($(session 1 epoch) + 1000000))
 

@@ -240,7 +240,7 @@ json_ok() { # desc command...: exit 0 and one valid JSON document
 	if [ "$rc" -eq 0 ] && printf '%s' "$out" | jq -e . >/dev/null 2>&1; then ok
 	else bad "$1: rc=$rc [$out]"; fi
 }
-printf 'cluster-secret-0123456789\n' >"$dir/secret"
+(umask 077 && printf 'cluster-secret-0123456789\n' >"$dir/secret") # 0600: a secret others may read is refused
 token=$("$ctl" token --secret "$dir/secret" --member sup-1 --ttl 60)
 json_ok "status --json" "$ctl" status --store "$url" --json
 json_ok "place --gateways --json" "$ctl" place --gateways a=1,b=2 --json m

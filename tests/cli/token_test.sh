@@ -5,7 +5,9 @@
 # with the openssl CLI (HMAC-SHA256 over "<member>\n<expiry>") and must
 # match; the expiry must be now + ttl; --verify must accept it and refuse
 # tampered, foreign and expired tokens; bad arguments exit 2 with exactly
-# one line on stderr; unreadable or mis-sized secret files exit 1.
+# one line on stderr; unreadable or mis-sized secret files exit 1, and so
+# does a secret file its group or others may read (the test's own files are
+# made 0600 under umask 077 for that reason).
 # usage: token_test.sh PATH/TO/ringsteerctl
 set -u
 ctl=$1
@@ -13,6 +15,7 @@ ctl=$1
 . "$(dirname "$0")/lib.sh"
 tmp=$(scratch_dir token)
 trap 'remove_dir "$tmp"' EXIT
+umask 077
 
 command -v openssl >/dev/null || { echo "token: openssl CLI not found"; echo "token: 0 passed, 1 failed"; exit 1; }
 
@@ -143,6 +146,23 @@ expect_failure "4097-byte secret" "$tmp/long"
 head -c 4096 /dev/zero | tr '\0' k >"$tmp/max"
 printf '\n' >>"$tmp/max"
 "$ctl" token --secret "$tmp/max" --member m --ttl 60 >/dev/null && ok || bad "4096-byte secret + newline refused"
+
+# A secret file its group or others may read is refused, naming the file
+# and the reason (exit 1, nothing on stdout); the same bytes at 0600 work.
+for mode in 0640 0604 0644 0660 0666; do
+	printf '%s\n' "$key" >"$tmp/open-$mode"
+	chmod "$mode" "$tmp/open-$mode"
+	out=$("$ctl" token --secret "$tmp/open-$mode" --member m --ttl 60 2>"$tmp/err")
+	rc=$?
+	if [ "$rc" -eq 1 ] && [ -z "$out" ] && grep -q "open-$mode.*group or others" "$tmp/err"; then ok
+	else bad "secret file mode $mode: rc=$rc stdout=[$out] stderr=[$(cat "$tmp/err")]"; fi
+	out=$("$ctl" token --secret "$tmp/open-$mode" --member m --verify "$("$ctl" token --secret "$tmp/secret" --member m --ttl 60)" 2>"$tmp/err")
+	rc=$?
+	if [ "$rc" -eq 1 ] && [ -z "$out" ] && grep -q "group or others" "$tmp/err"; then ok
+	else bad "verify with secret file mode $mode: rc=$rc stdout=[$out] stderr=[$(cat "$tmp/err")]"; fi
+	chmod 0600 "$tmp/open-$mode"
+	"$ctl" token --secret "$tmp/open-$mode" --member m --ttl 60 >/dev/null 2>&1 && ok || bad "mode 0600 after $mode refused"
+done
 
 # --help succeeds and says how to call it.
 "$ctl" token --help | grep -q -- '--verify' && ok || bad "token --help"

@@ -3,7 +3,9 @@
  * computed outside the code with the openssl CLI), round trips over random
  * members, secrets and expiries, every kind of tampering and malformed text
  * refused with the right error, the expiry boundary, and the secret file's
- * length and trailing-newline rules. */
+ * length, trailing-newline and permission rules. */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -606,6 +608,31 @@ static void test_secret_file(void **state)
 	assert_int_equal(rs_secret_load(d->path, &s), -EISDIR);
 }
 
+/* A secret file that its group or others may read, write or run is refused
+ * (-EPERM) whatever its contents: such a secret may already be known to
+ * someone else.  0600 and 0400 are fine. */
+static void test_secret_file_mode(void **state)
+{
+	const struct tmpdir *d = *state;
+	static struct rs_secret s;
+	static const mode_t refused[] = { 0640, 0604, 0644, 0660, 0606, 0610, 0601, 0620, 0602, 0777, 0440 };
+	static const mode_t accepted[] = { 0600, 0400, 0700 };
+	char path[128];
+
+	write_file(d, "secret", "cluster-secret-0123456789\n", 26, path, sizeof(path));
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		assert_int_equal(chmod(path, refused[i]), 0);
+		s.len = 99;
+		assert_int_equal(rs_secret_load(path, &s), -EPERM);
+		assert_int_equal(s.len, 0);
+	}
+	for (size_t i = 0; i < sizeof(accepted) / sizeof(accepted[0]); i++) {
+		assert_int_equal(chmod(path, accepted[i]), 0);
+		assert_int_equal(rs_secret_load(path, &s), 0);
+		assert_int_equal(s.len, 25);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -620,6 +647,7 @@ int main(void)
 		cmocka_unit_test(test_wrong_secret),
 		cmocka_unit_test(test_mint_errors),
 		cmocka_unit_test_setup_teardown(test_secret_file, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_secret_file_mode, make_dir, remove_dir),
 	};
 
 	return cmocka_run_group_tests_name("token", tests, NULL, NULL);

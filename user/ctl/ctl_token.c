@@ -199,7 +199,7 @@ int ctl_token(int argc, char **argv)
 		goto cleanup;
 	}
 	if (err) {
-		fprintf(stderr, "ringsteerctl token: %s: %s\n", secret_path, strerror(-err));
+		fprintf(stderr, "ringsteerctl token: %s: %s\n", secret_path, rs_secret_strerror(err));
 		err = 0;
 		goto cleanup;
 	}

@@ -328,7 +328,7 @@ int main(int argc, char **argv)
 	err = rs_secret_load(gw.cfg.secret_file, &gw.secret);
 	if (err) {
 		rs_log(stderr, "error", gw.who, "event", "secret_failed", "file", gw.cfg.secret_file, "error",
-		       strerror(-err), NULL);
+		       rs_secret_strerror(err), NULL);
 		goto cleanup;
 	}
 	if (gw_tls_init(&gw) != 0)

@@ -266,7 +266,7 @@ int main(int argc, char **argv)
 	err = rs_secret_load(sw->cfg.secret_file, &sw->secret);
 	if (err) {
 		rs_log(stderr, "error", sw->who, "event", "secret_failed", "file", sw->cfg.secret_file, "error",
-		       strerror(-err), NULL);
+		       rs_secret_strerror(err), NULL);
 		goto cleanup;
 	}
 	sw->members = calloc(sw->cfg.count, sizeof(*sw->members));

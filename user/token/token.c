@@ -19,6 +19,11 @@
  *    expired token is reported as such only when its mac is authentic.
  *  - A secret outside RS_SECRET_MIN..RS_SECRET_MAX bytes is refused by
  *    mint and verify (-EINVAL) as it is by rs_secret_load.
+ *  - rs_secret_load refuses (-EPERM) a file whose mode gives its group or
+ *    others any access: a secret others could read may already be known,
+ *    and a token minted from it proves nothing.  The mode is read with
+ *    fstat on the descriptor it reads, so a swap between check and read
+ *    cannot slip a different file past it.
  *  - Secret bytes and computed macs held on the stack are wiped with
  *    OPENSSL_cleanse before return; a failed rs_secret_load leaves *out
  *    wiped with len 0.
@@ -30,6 +35,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -152,6 +158,7 @@ static int token_mac(const struct rs_secret *s, const char *member, uint64_t exp
 int rs_secret_load(const char *path, struct rs_secret *out)
 {
 	uint8_t buf[RS_SECRET_MAX + 1];
+	struct stat st;
 	size_t len = 0;
 	int fd, err = 0;
 
@@ -159,6 +166,17 @@ int rs_secret_load(const char *path, struct rs_secret *out)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		err = -errno;
+		goto cleanup;
+	}
+	if (fstat(fd, &st) != 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	/* Only a regular file's mode says who can read the bytes later; a
+	 * pipe's (a secret handed over by <(...)) does not, and a directory
+	 * fails at read with its own errno. */
+	if (S_ISREG(st.st_mode) && (st.st_mode & 077)) {
+		err = -EPERM;
 		goto cleanup;
 	}
 	/* Read at most RS_SECRET_MAX + 1 bytes (a maximal secret and its
@@ -200,6 +218,13 @@ cleanup:
 	if (fd >= 0)
 		close(fd);
 	return err;
+}
+
+const char *rs_secret_strerror(int err)
+{
+	if (err == -EPERM)
+		return "its group or others may access it: chmod 600 (or 400) it";
+	return strerror(-err);
 }
 
 int rs_token_mint(const struct rs_secret *s, const char *member, uint64_t expiry, char *out, size_t cap)
