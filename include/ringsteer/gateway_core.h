@@ -103,6 +103,7 @@ struct rs_gw_core_config {
 	bool no_placement;          /* accept everyone where they land */
 	bool registered;            /* the store already has our row (the caller registered) */
 	struct rs_drain_config drain;
+	uint32_t store_queue_max;   /* store requests unanswered past which arrivals go degraded (0: default) */
 };
 
 struct rs_gw_callbacks {
@@ -148,6 +149,9 @@ struct rs_gw_counters {
 	uint64_t store_batched;       /* admissions and handoffs decided in them */
 	uint64_t store_cancelled;     /* queued admissions answered unavailable behind a stalled store */
 	uint64_t store_statements;    /* the store's statement count, as of the last heartbeat */
+	uint64_t refresh_limited;     /* REFRESH frames dropped: more than one per heartbeat on a link */
+	uint64_t sandboxes_coalesced; /* SANDBOXES frames folded into the next write (one per heartbeat) */
+	uint64_t store_queue_full;    /* arrivals accepted degraded because store_queue_max requests were unanswered */
 };
 
 struct rs_gw_gauges {

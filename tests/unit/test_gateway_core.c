@@ -1173,6 +1173,101 @@ static void test_drain_claims_degraded(void **state)
 	check(fx, 0);
 }
 
+/* ---- authenticated floods (issue 25) ---- */
+
+/* A supervisor asking for tokens in a loop gets one per heartbeat: the
+ * rest are dropped and counted. */
+static void test_refresh_rate_limited(void **state)
+{
+	struct fx *fx = *state;
+
+	attach_one(fx, 1, "sup-1", 10);
+	for (int i = 0; i < 10; i++)
+		frame_of(fx, 1, RS_FRAME_REFRESH);
+	assert_int_equal(n_frames(fx, 1, RS_FRAME_TOKEN), 1);
+	assert_int_equal(ctr(fx)->refresh_limited, 9);
+	advance(fx, HB_MS);
+	frame_of(fx, 1, RS_FRAME_REFRESH);
+	assert_int_equal(n_frames(fx, 1, RS_FRAME_TOKEN), 2);
+	answer_heartbeats(fx);
+}
+
+static void sandboxes_frame(struct fx *fx, int no, uint32_t n)
+{
+	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_SANDBOXES };
+
+	f.u.sandboxes = n;
+	feed(fx, no, &f);
+}
+
+/* Fifty SANDBOXES frames within one heartbeat are at most one store write
+ * then, and the latest value at the next heartbeat: not fifty. */
+static void test_sandboxes_coalesced(void **state)
+{
+	struct fx *fx = *state;
+	struct rs_gw_store_req *r;
+	struct rs_gw_gauges g;
+
+	attach_one(fx, 1, "sup-1", 10);
+	for (uint32_t n = 1; n <= 50; n++)
+		sandboxes_frame(fx, 1, n);
+	assert_true(n_pending_op(fx, RS_GW_STORE_SANDBOXES) <= 1);
+	rs_gw_core_gauges(fx->core, &g);
+	assert_int_equal(g.busiest, 50); /* the gauge has the latest at once */
+	while (n_pending_op(fx, RS_GW_STORE_SANDBOXES) > 0) {
+		r = take(fx, RS_GW_STORE_SANDBOXES);
+		assert_int_equal(r->u.sandboxes.count, 1);
+		done(fx, r, 0);
+	}
+	/* The heartbeat writes what is owed: once, the latest value. */
+	at(fx, rs_gw_core_next_wake(fx->core));
+	rs_gw_core_tick(fx->core, fx->now);
+	answer_heartbeats(fx);
+	assert_int_equal(n_pending_op(fx, RS_GW_STORE_SANDBOXES), 1);
+	r = take(fx, RS_GW_STORE_SANDBOXES);
+	assert_int_equal(r->u.sandboxes.count, 50);
+	done(fx, r, 0);
+	assert_int_equal(fx->n_handed[RS_GW_STORE_SANDBOXES], 2);
+	assert_int_equal(ctr(fx)->sandboxes_coalesced, 49);
+}
+
+/* Store requests handed out and not answered past store_queue_max: a new
+ * arrival is accepted degraded (claimed once the queue drains) instead of
+ * waiting behind them. */
+static void test_store_queue_bounded(void **state)
+{
+	struct fx *fx = *state;
+	char member[16];
+
+	rs_gw_core_free(fx->core);
+	fx->cfg.store_queue_max = 4;
+	assert_int_equal(rs_gw_core_new(&fx->cfg, &fx->cb, fx, fx->now, &fx->core), 0);
+	for (int no = 1; no <= 5; no++) {
+		snprintf(member, sizeof(member), "sup-%d", no);
+		attach_one(fx, no, member, 10);
+	}
+	/* Five session ends, none answered: the queue is deep. */
+	for (int no = 1; no <= 5; no++)
+		rs_gw_core_link_closed(fx->core, fx->links[no], RS_GW_LINK_LOST, fx->now);
+	assert_int_equal(n_pending_op(fx, RS_GW_STORE_LEAVE), 4); /* the fifth is owed: the queue is full */
+	open_link(fx, 6, false);
+	hello(fx, 6, "sup-6", 10, 0);
+	assert_int_equal(rs_gw_link_state(fx->links[6]), RS_GW_DEGRADED);
+	assert_int_equal(n_pending_op(fx, RS_GW_STORE_ADMIT), 0);
+	assert_int_equal(ctr(fx)->store_queue_full, 1);
+	/* The queue drains: the degraded arrival is claimed at the heartbeat. */
+	while (n_pending_op(fx, RS_GW_STORE_LEAVE) > 0)
+		done(fx, take(fx, RS_GW_STORE_LEAVE), 0);
+	at(fx, rs_gw_core_next_wake(fx->core));
+	rs_gw_core_tick(fx->core, fx->now);
+	answer_heartbeats(fx);
+	assert_int_equal(n_pending_op(fx, RS_GW_STORE_LEAVE), 1); /* the owed end, told now */
+	done(fx, take(fx, RS_GW_STORE_LEAVE), 0);
+	assert_int_equal(n_pending_op(fx, RS_GW_STORE_CLAIM), 1);
+	done(fx, take(fx, RS_GW_STORE_CLAIM), 0);
+	assert_int_equal(rs_gw_link_state(fx->links[6]), RS_GW_ATTACHED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1195,6 +1290,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exit_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_left_while_placing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drain_claims_degraded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refresh_rate_limited, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sandboxes_coalesced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_store_queue_bounded, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -108,6 +108,18 @@ static void render(const void *ctx, struct evbuffer *b)
 	       "Queued admissions answered unavailable (accepted degraded) behind a store call past --store-timeout.");
 	evbuffer_add_printf(b, "ringsteer_gateway_store_cancelled_total{gateway=\"%s\"} %llu\n", id,
 			    (unsigned long long)k->store_cancelled);
+	rs_metrics_family(b, "ringsteer_gateway_refresh_limited_total", "counter",
+			  "REFRESH frames dropped: more than one per heartbeat on a connection.");
+	evbuffer_add_printf(b, "ringsteer_gateway_refresh_limited_total{gateway=\"%s\"} %llu\n", id,
+			    (unsigned long long)k->refresh_limited);
+	rs_metrics_family(b, "ringsteer_gateway_sandboxes_coalesced_total", "counter",
+			  "SANDBOXES frames folded into the next store write (at most one per heartbeat a connection).");
+	evbuffer_add_printf(b, "ringsteer_gateway_sandboxes_coalesced_total{gateway=\"%s\"} %llu\n", id,
+			    (unsigned long long)k->sandboxes_coalesced);
+	rs_metrics_family(b, "ringsteer_gateway_store_queue_full_total", "counter",
+			  "Arrivals accepted degraded because the store had too many requests unanswered.");
+	evbuffer_add_printf(b, "ringsteer_gateway_store_queue_full_total{gateway=\"%s\"} %llu\n", id,
+			    (unsigned long long)k->store_queue_full);
 	rs_metrics_family(b, "ringsteer_gateway_degraded_accepts_total", "counter",
 	       "Supervisors accepted where they landed, without placement, because the store was unavailable.");
 	evbuffer_add_printf(b, "ringsteer_gateway_degraded_accepts_total{gateway=\"%s\"} %llu\n", id,

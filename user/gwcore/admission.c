@@ -192,6 +192,8 @@ void gwc_hello(struct rs_gw_link *l, const struct rs_hello *h)
 	gwc_deadline_clear(l);
 	gwc_set_state(l, RS_GW_PLACING);
 	if (!gwc_store_usable(core)) {
+		if (core->store_up)
+			core->counters.store_queue_full++; /* deep, not down: degraded all the same */
 		gwc_placement_failed(l, -EIO, false);
 		return;
 	}

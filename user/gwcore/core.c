@@ -23,6 +23,8 @@ int rs_gw_core_new(const struct rs_gw_core_config *cfg, const struct rs_gw_callb
 	if (!core)
 		return -ENOMEM;
 	core->cfg = *cfg;
+	if (!core->cfg.store_queue_max)
+		core->cfg.store_queue_max = GWC_STORE_QUEUE_MAX_DEFAULT;
 	core->cb = *cb;
 	core->user = user;
 	core->now = now;
@@ -107,13 +109,21 @@ static void on_sandboxes(struct rs_gw_link *l, uint32_t count)
 	struct rs_gw_core *core = l->core;
 	char n[16];
 
-	l->sandboxes = count;
-	l->sandboxes_owed = false;
-	snprintf(n, sizeof(n), "%u", count);
-	gwc_log(core, "info", "event", "sandboxes", "member", l->member_id, "count", n, NULL);
+	l->sandboxes = count; /* the gauge has it at once; the store at most once a heartbeat */
 	/* Unrecorded: the claim carries the count (claim.c compares it). */
 	if (l->state == RS_GW_DEGRADED || l->state == RS_GW_CLAIMING)
 		return;
+	/* Within a heartbeat of the last write: the heartbeat's catch-up
+	 * writes the latest value, so a flood is one write per heartbeat. */
+	if (core->now.mono_ms < l->sandboxes_next_ms) {
+		core->counters.sandboxes_coalesced++;
+		l->sandboxes_owed = true;
+		core->sandboxes_owed = true;
+		return;
+	}
+	l->sandboxes_owed = false;
+	snprintf(n, sizeof(n), "%u", count);
+	gwc_log(core, "info", "event", "sandboxes", "member", l->member_id, "count", n, NULL);
 	if (gwc_send_sandboxes(l) != 0) {
 		l->sandboxes_owed = true;
 		core->sandboxes_owed = true;
@@ -126,6 +136,13 @@ static void on_refresh(struct rs_gw_link *l)
 	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_TOKEN };
 	uint64_t expiry = (uint64_t)(core->now.wall_ms / 1000) + core->cfg.token_ttl_s;
 
+	/* One token per heartbeat a link: a supervisor refreshes at 80% of
+	 * its token's life, so more is a loop or a flood, not a need. */
+	if (core->now.mono_ms < l->refresh_next_ms) {
+		core->counters.refresh_limited++;
+		return;
+	}
+	l->refresh_next_ms = core->now.mono_ms + core->cfg.heartbeat_ms;
 	if (rs_token_mint(core->cfg.secret, l->member_id, expiry, f.u.token.token, sizeof(f.u.token.token)) != 0) {
 		gwc_log(core, "error", "event", "token_mint_failed", "member", l->member_id, NULL);
 		return;
@@ -290,6 +307,10 @@ void rs_gw_core_store_done(struct rs_gw_core *core, struct rs_gw_store_req *pub,
 
 	core->now = now;
 	core->n_requests--;
+	if (core->queue_full && core->n_requests <= core->cfg.store_queue_max / 2) {
+		core->queue_full = false;
+		gwc_log(core, "info", "event", "store_queue_ok", NULL);
+	}
 	gwc_store_outcome(core, err);
 	switch (pub->op) {
 	case RS_GW_STORE_ADMIT:

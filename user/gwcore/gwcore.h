@@ -18,6 +18,11 @@
 
 #define GWC_BATCH_MAX 128 /* admissions per transaction: bounds the writer lock's hold */
 #define GWC_WAKE_NEVER INT64_MAX
+/* Store requests unanswered past which arrivals are accepted degraded and
+ * session ends owed: well above what a store clears in one heartbeat (the
+ * ledger runs 1,100 to 2,700 transactions a second; 5 s heartbeats), so a
+ * storm, which batching keeps to one admission in flight, never trips it. */
+#define GWC_STORE_QUEUE_MAX_DEFAULT 8192
 
 struct gwc_member;
 struct gwc_req;
@@ -44,6 +49,8 @@ struct rs_gw_link {
 	bool queued;                          /* in the admission queue */
 	bool indexed;                         /* in the member index */
 	bool sandboxes_owed;                  /* a count the store has not been told */
+	int64_t refresh_next_ms;              /* a REFRESH before this is dropped (one per heartbeat) */
+	int64_t sandboxes_next_ms;            /* a count before this waits for the heartbeat's write */
 	bool liveness;                        /* its third fallback round refused here */
 	uint8_t hello_flags;
 	uint64_t epoch;
@@ -81,6 +88,7 @@ struct rs_gw_core {
 	size_t n_queued;
 	bool admit_in_flight;                /* one batch at a time: the next takes all that waited */
 	size_t n_requests;                   /* handed out, not answered */
+	bool queue_full;                     /* n_requests reached cfg.store_queue_max (logged once per episode) */
 	struct gwc_owed *owed;
 	struct gwc_round *rounds;
 	bool store_up;
@@ -160,6 +168,8 @@ int gwc_req_submit(struct rs_gw_core *core, struct gwc_req *req);
 void gwc_req_free(struct gwc_req *req);
 /* Forgets l in the request in flight for it and in the admission queue. */
 void gwc_req_forget(struct rs_gw_link *l);
+/* Whether store_queue_max requests are handed out and unanswered. */
+bool gwc_store_deep(const struct rs_gw_core *core);
 bool gwc_store_usable(const struct rs_gw_core *core);
 /* Records a store answer's verdict (up, or down), logging each change. */
 void gwc_store_outcome(struct rs_gw_core *core, int err);

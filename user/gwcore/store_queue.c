@@ -72,6 +72,13 @@ int gwc_req_submit(struct rs_gw_core *core, struct gwc_req *req)
 		return err;
 	}
 	core->n_requests++;
+	if (gwc_store_deep(core) && !core->queue_full) {
+		char n[24];
+
+		core->queue_full = true;
+		snprintf(n, sizeof(n), "%zu", core->n_requests);
+		gwc_log(core, "warn", "event", "store_queue_full", "requests", n, NULL);
+	}
 	return 0;
 }
 
@@ -101,9 +108,14 @@ void gwc_req_forget(struct rs_gw_link *l)
 	core->n_queued--;
 }
 
+bool gwc_store_deep(const struct rs_gw_core *core)
+{
+	return core->n_requests >= core->cfg.store_queue_max;
+}
+
 bool gwc_store_usable(const struct rs_gw_core *core)
 {
-	return core->store_up;
+	return core->store_up && !gwc_store_deep(core);
 }
 
 void gwc_store_outcome(struct rs_gw_core *core, int err)
@@ -287,6 +299,8 @@ int gwc_send_sandboxes(struct rs_gw_link *l)
 	struct rs_gw_core *core = l->core;
 	struct gwc_req *req;
 
+	int err;
+
 	if (!gwc_store_usable(core))
 		return -EIO;
 	req = gwc_req_new(core, RS_GW_STORE_SANDBOXES);
@@ -296,5 +310,8 @@ int gwc_send_sandboxes(struct rs_gw_link *l)
 	req->pub.u.sandboxes.member_id = req->member_id;
 	req->pub.u.sandboxes.epoch = l->epoch;
 	req->pub.u.sandboxes.count = l->sandboxes;
-	return gwc_req_submit(core, req);
+	err = gwc_req_submit(core, req);
+	if (!err)
+		l->sandboxes_next_ms = core->now.mono_ms + core->cfg.heartbeat_ms;
+	return err;
 }

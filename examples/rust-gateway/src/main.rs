@@ -800,6 +800,7 @@ fn main() {
         no_placement: cfg.no_placement,
         registered: err == 0,
         drain: cfg.drain,
+        store_queue_max: 0, // the core's default
     };
     let q = Box::into_raw(Box::new(Queue {
         who: who.clone(),
