@@ -99,24 +99,30 @@ static enum rs_arrival_kind kind_of(const struct rs_admit *a)
 	return a->redirected ? RS_ARRIVE_REDIRECTED : RS_ARRIVE_STAY;
 }
 
-/* Whether the member's row m lets arrival a (of kind kind) be decided: 0,
- * or -ESTALE when this connection is superseded.  A handoff or a deferred
- * placement needs the row to be exactly its attachment here (this gateway,
- * this epoch); an arrival needs no newer epoch, and an equal one only
- * where it was accepted. */
-static int check_member_row(enum rs_arrival_kind kind, const struct rs_admit *a, const struct rs_member_row *m)
+/* Whether the member's row m lets arrival a (of kind kind) be decided at
+ * st's live snapshot: 0, or -ESTALE when this connection is superseded.  A
+ * handoff or a deferred placement needs the row to be exactly its
+ * attachment here (this gateway, this epoch).  An arrival is compared only
+ * with the member's live session (rs_store_live_session): a newer epoch
+ * there supersedes it, an equal one too unless it is here.  Any other row
+ * (left, reserved, lapsed, on a dead gateway) is overwritten whatever its
+ * epoch: nothing deletes such rows, so an epoch of 2^63-1 left in one would
+ * otherwise refuse every later connection of the member. */
+static int check_member_row(const struct rs_store *st, enum rs_arrival_kind kind, const struct rs_admit *a,
+			    const struct rs_member_row *m)
 {
 	if (kind == RS_ARRIVE_HANDOFF || kind == RS_ARRIVE_DEFERRED) {
 		if (!m->found || m->row.epoch != a->epoch || strcmp(m->row.gateway_id, a->gateway_id) != 0)
 			return -ESTALE;
 		return 0;
 	}
-	if (m->found && m->row.epoch > a->epoch)
+	if (!rs_store_live_session(st, m))
+		return 0;
+	if (m->row.epoch > a->epoch)
 		return -ESTALE;
 	/* An equal epoch is this connection decided again: fine where it was
 	 * accepted, superseded if another gateway holds it. */
-	if (m->found && m->row.epoch == a->epoch && m->row.state == RS_SESSION_ACTIVE &&
-	    strcmp(m->row.gateway_id, a->gateway_id) != 0)
+	if (m->row.epoch == a->epoch && strcmp(m->row.gateway_id, a->gateway_id) != 0)
 		return -ESTALE;
 	return 0;
 }
@@ -162,7 +168,7 @@ static int admit_one(struct rs_store *st, struct rs_admit *a, int at)
 
 	err = rs_store_member_row(st, a->member_id, &m);
 	if (!err)
-		err = check_member_row(in.kind, a, &m);
+		err = check_member_row(st, in.kind, a, &m);
 	if (!err)
 		err = rs_store_stale_record(st, &m, a->now_ms, &in.record_at);
 	if (err)

@@ -7,7 +7,8 @@
  * The member's row is read and written inside one write transaction, and
  * write transactions are serialized across every handle (backend.h), so
  * comparing epochs in C is as safe as a conditional upsert and needs no
- * statement of its own.  Epochs decide, as everywhere: while the store was
+ * statement of its own.  Epochs decide, as everywhere (against the member's
+ * live session only, store_snapshot.h): while the store was
  * away the supervisor may have reconnected elsewhere, and whichever gateway
  * claims first, the newer epoch ends in the row and the older connection
  * learns it is superseded (from its claim, or when the supervisor's newer
@@ -45,7 +46,8 @@ static int write_row(struct rs_store *st, const struct rs_session_claim *c, cons
 	return rs_store_member_write(st, before, &r, c->now_ms);
 }
 
-/* The claiming gateway's load and the cap, over the live snapshot. */
+/* The claiming gateway's load and the cap, over the live snapshot read
+ * after the row is written (the attached counts are in the gateway rows). */
 static int read_cap(struct rs_store *st, struct rs_session_claim *c)
 {
 	const struct rs_gateway_row *here;
@@ -70,10 +72,30 @@ static int read_cap(struct rs_store *st, struct rs_session_claim *c)
 	return 0;
 }
 
+/* Sets *live to whether m is the member's live session
+ * (rs_store_live_session).  The live gateways are read only for an active
+ * row at another gateway: the claiming one was just touched, so the usual
+ * claim costs no statement more. */
+static int live_session(struct rs_store *st, const struct rs_session_claim *c, const struct rs_member_row *m,
+			bool *live)
+{
+	int err;
+
+	*live = m->found && m->row.state == RS_SESSION_ACTIVE;
+	if (!*live || strcmp(m->row.gateway_id, c->gateway_id) == 0)
+		return 0;
+	err = rs_store_read_live(st, rs_store_time_sub(c->now_ms, st->opt.ttl_ms));
+	if (err)
+		return err;
+	*live = rs_store_live_session(st, m);
+	return 0;
+}
+
 static int claim(struct rs_store *st, void *arg)
 {
 	struct rs_session_claim *c = arg;
 	struct rs_member_row m;
+	bool live;
 	int err;
 
 	/* -ENOENT when we have no row: a session on a gateway the store does
@@ -82,12 +104,16 @@ static int claim(struct rs_store *st, void *arg)
 	if (err)
 		return err;
 	err = rs_store_member_row(st, c->member_id, &m);
+	if (!err)
+		err = live_session(st, c, &m, &live);
 	if (err)
 		return err;
-	/* An equal epoch is this very connection (a claim retried after a
-	 * commit whose answer was lost): fine here, never somewhere else. */
-	if (m.found && (m.row.epoch > c->epoch ||
-			(m.row.epoch == c->epoch && strcmp(m.row.gateway_id, c->gateway_id) != 0)))
+	/* Only the member's live session orders it by epoch (as in an
+	 * admission: a dead or left row with any epoch is overwritten).  An
+	 * equal epoch is this very connection (a claim retried after a commit
+	 * whose answer was lost): fine here, never somewhere else. */
+	if (live && (m.row.epoch > c->epoch ||
+		     (m.row.epoch == c->epoch && strcmp(m.row.gateway_id, c->gateway_id) != 0)))
 		return -ESTALE;
 	err = write_row(st, c, &m);
 	return err ? err : read_cap(st, c);

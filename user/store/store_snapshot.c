@@ -168,6 +168,11 @@ int rs_store_load_placer(struct rs_store *st, int64_t now)
 	return load_placer(st, now);
 }
 
+bool rs_store_live_session(const struct rs_store *st, const struct rs_member_row *m)
+{
+	return m->found && m->row.state == RS_SESSION_ACTIVE && rs_gateway_list_find(&st->live, m->row.gateway_id);
+}
+
 int rs_store_stale_record(struct rs_store *st, const struct rs_member_row *m, int64_t now, int *stale)
 {
 	*stale = -1;

@@ -37,6 +37,14 @@ int rs_store_read_live(struct rs_store *st, int64_t live_since);
  * same counts.  Returns 0, -ENOMEM, -EIO or the backend's error. */
 int rs_store_load_placer(struct rs_store *st, int64_t now);
 
+/* Whether m is the member's live session: an active row on a live gateway
+ * of st->live (read in this transaction).  Only a live session orders the
+ * member's connections by epoch: a left session, a reservation (lapsed or
+ * not) or an active row on a dead gateway stays in the table until
+ * overwritten, and comparing with it would let one epoch a peer chose,
+ * or a clock that once ran ahead, lock the member out for good. */
+bool rs_store_live_session(const struct rs_store *st, const struct rs_member_row *m);
+
 /* Sets *stale to the ring index of the live gateway whose load counts m's
  * row, or -1 (no row, a row that no longer counts, or one on a dead
  * gateway).  Returns 0, or -EIO when that gateway's load misses the row. */
