@@ -249,14 +249,17 @@ RS_EXPORT int rs_store_admit(struct rs_store *st, struct rs_admit *a);
  * loads read once, then a[0..n) decided in order, each exactly as
  * rs_store_admit() decides it, each written before the next is decided
  * (a later item of the same member sees the earlier one's row): the result
- * equals admitting them one at a time in that order.  Every item has the
- * same gateway_id and now_ms (else -EINVAL, nothing done).  errs[i]
- * receives item i's outcome: 0 (a->accepted, decision and target set),
- * -ESTALE or -ENOENT (as rs_store_admit(); nothing written for it).  The
- * return is the transaction's: 0, or -EINVAL, -ENOENT (the deciding
- * gateway has no row), -EIO, -EBUSY, -ENOMEM, and then every errs[i] is
- * that error and nothing is written.  When no item is written the
- * transaction is rolled back (as n failed admissions would leave it). */
+ * equals admitting them one at a time in that order.  errs[i] receives
+ * item i's outcome: 0 (a->accepted, decision and target set), -ESTALE or
+ * -ENOENT (as rs_store_admit(); nothing written for it), or -EINVAL for an
+ * item rs_store_admit() would refuse so (an epoch above INT64_MAX, a bad
+ * id, handoff with deferred) or whose gateway_id or now_ms differs from
+ * a[0]'s: it fails alone, never the others.  The return is the
+ * transaction's: 0, or -EINVAL (st NULL or a[0]'s gateway_id bad), -ENOENT
+ * (the deciding gateway has no row), -EIO, -EBUSY, -ENOMEM, and then every
+ * valid item's errs[i] is that error and nothing is written.  When no
+ * item is written the transaction is rolled back (as n failed admissions
+ * would leave it). */
 RS_EXPORT int rs_store_admit_batch(struct rs_store *st, struct rs_admit *a, size_t n, int *errs);
 
 /* What-if: decides where member_id would go arriving now through the

@@ -201,13 +201,58 @@ static void test_live_session_still_supersedes(void **state)
 	rs_store_close(st);
 }
 
+/* ---- 3. one bad arrival never fails another in its batch ---- */
+
+static void test_batch_bad_item_fails_alone(void **state)
+{
+	struct store_fixture *f = *state;
+	const char *const ids[] = { "gw-a" };
+	struct rs_store *st = open_store(f, ids, 1);
+	int64_t now = T0 + 10;
+	struct rs_admit a[5] = {
+		stay_at("gw-a", "m1", 1, now),
+		stay_at("gw-a", "m2", EPOCH_OVER, now), /* above the column */
+		stay_at("gw-a", "m3", 3, now),
+		stay_at("gw-a", "", 4, now),            /* no member id */
+		stay_at("gw-a", "m5", 5, now),
+	};
+	int errs[5] = { 99, 99, 99, 99, 99 };
+	struct rs_session_row row;
+
+	a[4].handoff = a[4].deferred = true; /* a kind that does not exist */
+	assert_int_equal(rs_store_admit_batch(st, a, 5, errs), 0);
+	assert_int_equal(errs[0], 0);
+	assert_int_equal(errs[1], -EINVAL);
+	assert_int_equal(errs[2], 0);
+	assert_int_equal(errs[3], -EINVAL);
+	assert_int_equal(errs[4], -EINVAL);
+	assert_true(a[0].accepted);
+	assert_false(a[1].accepted);
+	assert_true(a[2].accepted);
+	assert_false(a[3].accepted);
+	assert_false(a[4].accepted);
+	assert_true(store_fixture_row(st, "m1", now, &row));
+	assert_false(store_fixture_row(st, "m2", now, &row));
+	assert_true(store_fixture_row(st, "m3", now, &row));
+	assert_int_equal(store_fixture_gateway(st, "gw-a", now).attached, 2);
+
+	/* A batch of nothing but bad arrivals writes nothing and says why. */
+	a[0] = stay_at("gw-a", "m6", EPOCH_OVER, now + 1);
+	errs[0] = 99;
+	assert_int_equal(rs_store_admit_batch(st, a, 1, errs), 0);
+	assert_int_equal(errs[0], -EINVAL);
+	assert_int_equal(rs_store_admit(st, &a[0]), -EINVAL);
+	rs_store_close(st);
+}
+
 #define EPOCH_TEST(fn, pg_url) \
 	cmocka_unit_test_prestate_setup_teardown(fn, store_fixture_setup, store_fixture_teardown, pg_url)
 #define STORE_TESTS(pg_url)                                          \
 	EPOCH_TEST(test_left_session_does_not_supersede, pg_url),    \
 	EPOCH_TEST(test_dead_gateway_row_does_not_supersede, pg_url), \
 	EPOCH_TEST(test_claim_compares_with_live_session_only, pg_url), \
-	EPOCH_TEST(test_live_session_still_supersedes, pg_url)
+	EPOCH_TEST(test_live_session_still_supersedes, pg_url),      \
+	EPOCH_TEST(test_batch_bad_item_fails_alone, pg_url)
 
 int main(void)
 {

@@ -15,7 +15,8 @@
  * Write transactions are serialized across handles (backend.h), so two
  * gateways deciding at once see each other's rows and reservations.
  * Nothing is written unless the whole batch commits; on an error the
- * caller's outputs say "not accepted".
+ * caller's outputs say "not accepted".  An item that is not valid
+ * (admit_ok) fails alone, -EINVAL in its errs[]: never its batch.
  *
  * A batch reads the snapshot once and keeps it current in memory as it
  * writes each item's row (the old row's count leaves its gateway, the new
@@ -209,6 +210,27 @@ static int admit_one(struct rs_store *st, struct rs_admit *a, int at)
 	return 0;
 }
 
+static void clear_outputs(struct rs_admit *a)
+{
+	a->accepted = false;
+	a->fallback = false;
+	a->over_cap = false;
+	a->target_id[0] = '\0';
+	a->target_peer[0] = '\0';
+	memset(&a->decision, 0, sizeof(a->decision));
+}
+
+/* Whether item a may be decided in a batch whose first item is first: one
+ * that may not fails alone (-EINVAL in its errs[]), never its batch. */
+static bool admit_ok(const struct rs_admit *a, const struct rs_admit *first)
+{
+	return rs_store_id_ok(a->gateway_id) && rs_store_id_ok(a->member_id) && a->epoch <= INT64_MAX &&
+	       !(a->handoff && a->deferred) &&
+	       (!a->instance_id || rs_store_text_ok(a->instance_id, RS_INSTANCE_MAX)) &&
+	       (!a->source || rs_store_text_ok(a->source, RS_ENDPOINT_MAX)) &&
+	       strcmp(a->gateway_id, first->gateway_id) == 0 && a->now_ms == first->now_ms;
+}
+
 static int admit_batch(struct rs_store *st, void *arg)
 {
 	struct batch *b = arg;
@@ -228,6 +250,12 @@ static int admit_batch(struct rs_store *st, void *arg)
 	if (err)
 		return err;
 	for (size_t i = 0; i < b->n; i++) {
+		/* Judged again, not remembered from errs[]: a body run again
+		 * after a rollback finds errs[] holding its last run's outcomes. */
+		if (!admit_ok(&b->a[i], &b->a[0])) {
+			b->errs[i] = -EINVAL;
+			continue;
+		}
 		err = admit_one(st, &b->a[i], (int)(here - st->live.rows));
 		if (err && err != -ESTALE && err != -ENOENT)
 			return err;
@@ -239,50 +267,38 @@ static int admit_batch(struct rs_store *st, void *arg)
 	return b->written ? 0 : BATCH_NOTHING_WRITTEN;
 }
 
-static void clear_outputs(struct rs_admit *a)
-{
-	a->accepted = false;
-	a->fallback = false;
-	a->over_cap = false;
-	a->target_id[0] = '\0';
-	a->target_peer[0] = '\0';
-	memset(&a->decision, 0, sizeof(a->decision));
-}
-
-static bool admit_ok(const struct rs_admit *a, const struct rs_admit *first)
-{
-	return rs_store_id_ok(a->gateway_id) && rs_store_id_ok(a->member_id) && a->epoch <= INT64_MAX &&
-	       !(a->handoff && a->deferred) &&
-	       (!a->instance_id || rs_store_text_ok(a->instance_id, RS_INSTANCE_MAX)) &&
-	       (!a->source || rs_store_text_ok(a->source, RS_ENDPOINT_MAX)) &&
-	       strcmp(a->gateway_id, first->gateway_id) == 0 && a->now_ms == first->now_ms;
-}
-
 int rs_store_admit_batch(struct rs_store *st, struct rs_admit *a, size_t n, int *errs)
 {
 	struct batch b = { .a = a, .n = n, .errs = errs };
+	size_t ok = 0;
 	int err = 0;
 
 	if (!a || !errs || n == 0)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++)
 		clear_outputs(&a[i]);
+	/* The first item's gateway and time are the batch's (the deciding
+	 * gateway's heartbeat, the snapshot's now); any other item is judged
+	 * on its own, so one arrival's hostile epoch or malformed id never
+	 * fails the others queued with it. */
 	if (!st || !rs_store_id_ok(a[0].gateway_id))
 		err = -EINVAL;
-	for (size_t i = 0; !err && i < n; i++)
-		if (!admit_ok(&a[i], &a[0]))
-			err = -EINVAL;
-	if (!err) {
-		b.now_ms = a[0].now_ms;
-		b.live_since = rs_store_time_sub(b.now_ms, st->opt.ttl_ms);
-		err = rs_store_txn(st, RS_TXN_WRITE, admit_batch, &b);
-		if (err == BATCH_NOTHING_WRITTEN)
-			return 0; /* errs[] says why, item by item */
+	for (size_t i = 0; i < n; i++) {
+		errs[i] = err ? err : admit_ok(&a[i], &a[0]) ? 0 : -EINVAL;
+		ok += errs[i] == 0;
 	}
+	if (err || ok == 0)
+		return err; /* nothing to decide: errs[] says why */
+	b.now_ms = a[0].now_ms;
+	b.live_since = rs_store_time_sub(b.now_ms, st->opt.ttl_ms);
+	err = rs_store_txn(st, RS_TXN_WRITE, admit_batch, &b);
+	if (err == BATCH_NOTHING_WRITTEN)
+		return 0; /* errs[] says why, item by item */
 	if (err)
 		for (size_t i = 0; i < n; i++) {
 			clear_outputs(&a[i]);
-			errs[i] = err;
+			if (admit_ok(&a[i], &a[0]))
+				errs[i] = err;
 		}
 	return err;
 }
