@@ -74,7 +74,8 @@ enum rs_goodbye_reason {
 struct rs_hello {
 	char member_id[RS_ID_MAX + 1];
 	char instance_id[RS_INSTANCE_MAX + 1];
-	uint64_t epoch;     /* grows with every connection a supervisor makes */
+	uint64_t epoch;     /* grows with every connection a supervisor makes;
+			     * at most INT64_MAX (the decoder refuses more) */
 	uint8_t flags;      /* RS_HELLO_* */
 	char token[RS_TOKEN_MAX + 1];
 	uint32_t sandboxes;
@@ -134,7 +135,7 @@ RS_EXPORT bool rs_proto_member_id_ok(const char *id);
  * and *consumed are set, so the caller can answer and skip it); -EPROTO for
  * an unknown type, a payload that does not match its type exactly (short,
  * trailing bytes, a string over its limit or holding NUL, a bad member id
- * in HELLO, an unknown flag or reason).  Never reads outside buf. */
+ * in HELLO, a HELLO epoch above INT64_MAX, an unknown flag or reason).  Never reads outside buf. */
 RS_EXPORT int rs_frame_decode(const uint8_t *buf, size_t len, struct rs_frame *out, size_t *consumed);
 
 /* Reads the length field at the front of buf[0..len) and sets *total to

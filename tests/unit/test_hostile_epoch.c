@@ -245,6 +245,227 @@ static void test_batch_bad_item_fails_alone(void **state)
 	rs_store_close(st);
 }
 
+/* ---- 2. an epoch above INT64_MAX is refused at decode ---- */
+
+/* The HELLO of PROTOCOL.md's example (member sup-0, instance a1, epoch 3,
+ * STAY|REDIRECTED, token t0k3n, 12 sandboxes) with its epoch replaced. */
+static size_t hello_bytes(uint64_t epoch, uint8_t *buf)
+{
+	static const uint8_t example[] = { 0x00, 0x00, 0x00, 0x21, 0x01, 0x01, 0x00, 0x05, 0x73, 0x75, 0x70, 0x2d, 0x30,
+					   0x00, 0x02, 0x61, 0x31, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x03,
+					   0x00, 0x05, 0x74, 0x30, 0x6b, 0x33, 0x6e, 0x00, 0x00, 0x00, 0x0c };
+	const size_t at = 17; /* header 6, member 2+5, instance 2+2 */
+
+	memcpy(buf, example, sizeof(example));
+	for (int i = 0; i < 8; i++)
+		buf[at + (size_t)i] = (uint8_t)(epoch >> (56 - 8 * i));
+	return sizeof(example);
+}
+
+static void test_decode_refuses_epoch_above_int64(void **state)
+{
+	uint8_t buf[64];
+	struct rs_frame f;
+	size_t len, used = 0;
+
+	(void)state;
+	len = hello_bytes(3, buf);
+	assert_int_equal(rs_frame_decode(buf, len, &f, &used), 0);
+	assert_int_equal(f.u.hello.epoch, 3);
+	len = hello_bytes(EPOCH_TOP, buf);
+	assert_int_equal(rs_frame_decode(buf, len, &f, &used), 0);
+	assert_true(f.u.hello.epoch == EPOCH_TOP);
+	len = hello_bytes(EPOCH_OVER, buf);
+	assert_int_equal(rs_frame_decode(buf, len, &f, &used), -EPROTO);
+	len = hello_bytes(UINT64_MAX, buf);
+	assert_int_equal(rs_frame_decode(buf, len, &f, &used), -EPROTO);
+
+	/* Nor does the encoder send what the decoder refuses. */
+	f = (struct rs_frame){ .version = RS_PROTO_VERSION, .type = RS_FRAME_HELLO };
+	snprintf(f.u.hello.member_id, sizeof(f.u.hello.member_id), "sup-0");
+	snprintf(f.u.hello.instance_id, sizeof(f.u.hello.instance_id), "a1");
+	f.u.hello.epoch = EPOCH_OVER;
+	assert_int_equal(rs_frame_encode(&f, buf, sizeof(buf), &len), -EINVAL);
+}
+
+/* ---- the gateway core over a real ledger (SQLite) ---- */
+
+#define CORE_WALL T0
+#define CORE_MONO 1000
+#define MAX_LINKS 4
+#define MAX_REQS 16
+
+struct core_fx {
+	struct store_fixture *f;
+	struct rs_store *st;
+	struct rs_secret secret;
+	struct rs_gw_core_config cfg;
+	struct rs_gw_callbacks cb;
+	struct rs_gw_core *core;
+	struct rs_gw_time now;
+	struct rs_gw_link *links[MAX_LINKS + 1];
+	struct rs_frame last[MAX_LINKS + 1]; /* the last frame sent to each link */
+	int closes[MAX_LINKS + 1];
+	struct rs_gw_store_req *pending[MAX_REQS];
+	size_t n_pending;
+};
+
+static void cb_send(void *user, void *link_user, const struct rs_frame *f)
+{
+	struct core_fx *fx = user;
+
+	if (f->type != RS_FRAME_HEARTBEAT)
+		fx->last[(intptr_t)link_user] = *f;
+}
+
+static void cb_close(void *user, void *link_user)
+{
+	((struct core_fx *)user)->closes[(intptr_t)link_user]++;
+}
+
+static void cb_resume(void *user, void *link_user)
+{
+	(void)user;
+	(void)link_user;
+}
+
+static int cb_store(void *user, struct rs_gw_store_req *req)
+{
+	struct core_fx *fx = user;
+
+	assert_true(fx->n_pending < MAX_REQS);
+	fx->pending[fx->n_pending++] = req;
+	return 0;
+}
+
+static void cb_exit(void *user)
+{
+	(void)user;
+}
+
+static void core_start(struct core_fx *fx, struct store_fixture *f)
+{
+	const char *const ids[] = { "gw-a" };
+
+	*fx = (struct core_fx){ .f = f };
+	fx->st = open_store(f, ids, 1);
+	memcpy(fx->secret.key, "0123456789abcdef0123456789abcdef", 32);
+	fx->secret.len = 32;
+	fx->cfg = (struct rs_gw_core_config){
+		.id = "gw-a",
+		.advertise_peer = "10.0.0.1:7001",
+		.secret = &fx->secret,
+		.heartbeat_ms = 1000,
+		.ttl_ms = TTL,
+		.hello_timeout_ms = 5000,
+		.handoff_timeout_ms = 5000,
+		.home_grace_ms = GRACE,
+		.token_ttl_s = 3600,
+		.max_frame = RS_FRAME_MAX,
+		.registered = true,
+		.drain = { .pace_ms = 50, .budget_ms = 2000, .membership_wait_ms = 500, .max_in_flight = 4 },
+	};
+	fx->cb = (struct rs_gw_callbacks){
+		.send = cb_send, .close = cb_close, .resume = cb_resume, .store = cb_store, .exit = cb_exit,
+	};
+	fx->now = (struct rs_gw_time){ .mono_ms = CORE_MONO, .wall_ms = CORE_WALL + 10 };
+	assert_int_equal(rs_gw_core_new(&fx->cfg, &fx->cb, fx, fx->now, &fx->core), 0);
+}
+
+/* Runs every store request handed out, oldest first, over the ledger, as
+ * the gateway's store worker does (answers may hand out more). */
+static void pump(struct core_fx *fx)
+{
+	while (fx->n_pending > 0) {
+		struct rs_gw_store_req *r = fx->pending[0];
+		int err;
+
+		memmove(&fx->pending[0], &fx->pending[1], (fx->n_pending - 1) * sizeof(fx->pending[0]));
+		fx->n_pending--;
+		err = rs_gw_store_run(rs_gw_store_ops_ledger(), fx->st, r, fx->now.wall_ms);
+		rs_gw_core_store_done(fx->core, r, err, fx->now);
+	}
+}
+
+static void core_stop(struct core_fx *fx)
+{
+	pump(fx);
+	rs_gw_core_free(fx->core);
+	rs_store_close(fx->st);
+}
+
+static void core_open(struct core_fx *fx, int no)
+{
+	char src[32];
+
+	snprintf(src, sizeof(src), "192.0.2.%d:4000", no);
+	assert_int_equal(rs_gw_core_link_open(fx->core, (void *)(intptr_t)no, src, false, fx->now, &fx->links[no]),
+			 0);
+}
+
+/* A HELLO from member with a valid token, encoded at epoch (as a
+ * supervisor would), then its epoch bytes set to wire_epoch: a peer
+ * writes any bytes it likes. */
+static void core_hello(struct core_fx *fx, int no, const char *member, uint64_t epoch, uint64_t wire_epoch)
+{
+	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_HELLO };
+	uint8_t buf[RS_FRAME_MAX];
+	size_t len = 0, used = 0, at;
+
+	snprintf(f.u.hello.member_id, sizeof(f.u.hello.member_id), "%s", member);
+	snprintf(f.u.hello.instance_id, sizeof(f.u.hello.instance_id), "inst-%d", no);
+	f.u.hello.epoch = epoch;
+	f.u.hello.sandboxes = 2;
+	assert_int_equal(rs_token_mint(&fx->secret, member, (uint64_t)(fx->now.wall_ms / 1000) + 3600,
+				       f.u.hello.token, sizeof(f.u.hello.token)),
+			 0);
+	assert_int_equal(rs_frame_encode(&f, buf, sizeof(buf), &len), 0);
+	at = 6 + 2 + strlen(member) + 2 + strlen(f.u.hello.instance_id);
+	for (int i = 0; i < 8; i++)
+		buf[at + (size_t)i] = (uint8_t)(wire_epoch >> (56 - 8 * i));
+	assert_int_equal(rs_gw_core_link_recv(fx->core, fx->links[no], buf, len, &used, fx->now), 0);
+}
+
+/* The gauge equals the ledger: attached links here = active rows here. */
+static void assert_gauge_is_ledger(struct core_fx *fx, uint64_t expected)
+{
+	struct rs_gw_gauges g;
+
+	rs_gw_core_gauges(fx->core, &g);
+	assert_int_equal(g.supervisors, expected);
+	assert_int_equal(store_fixture_gateway(fx->st, "gw-a", fx->now.wall_ms).attached, expected);
+}
+
+/* 2, through the core: a HELLO at epoch 2^63 is a bad frame, counted, and
+ * never reaches the store; the member's other arrivals are unharmed. */
+static void test_core_counts_epoch_above_int64(void **state)
+{
+	struct core_fx fx;
+	const struct rs_gw_counters *c;
+
+	core_start(&fx, *state);
+	c = rs_gw_core_counters(fx.core);
+	pump(&fx);
+	core_open(&fx, 1);
+	core_hello(&fx, 1, "m1", 1, EPOCH_OVER);
+	assert_int_equal(c->rejects[RS_GW_REJECT_BAD_FRAME], 1);
+	assert_int_equal(fx.last[1].type, RS_FRAME_REJECT);
+	assert_int_equal(fx.last[1].u.reject.code, RS_REJECT_BAD_FRAME);
+	assert_int_equal(fx.closes[1], 1);
+	assert_int_equal(fx.n_pending, 0); /* nothing asked of the store */
+	pump(&fx);
+	assert_int_equal(c->rejects[RS_GW_REJECT_UNAVAILABLE], 0);
+	assert_int_equal(c->store_errors, 0);
+
+	core_open(&fx, 2);
+	core_hello(&fx, 2, "m1", 2, EPOCH_TOP);
+	pump(&fx);
+	assert_int_equal(rs_gw_link_state(fx.links[2]), RS_GW_ATTACHED);
+	assert_int_equal(fx.last[2].type, RS_FRAME_ACCEPT);
+	assert_gauge_is_ledger(&fx, 1);
+	core_stop(&fx);
+}
+
 #define EPOCH_TEST(fn, pg_url) \
 	cmocka_unit_test_prestate_setup_teardown(fn, store_fixture_setup, store_fixture_teardown, pg_url)
 #define STORE_TESTS(pg_url)                                          \
@@ -259,6 +480,8 @@ int main(void)
 	struct backend_env sqlite_env = { .pg_url = "" }, pg_env;
 	const struct CMUnitTest sqlite_tests[] = {
 		STORE_TESTS(sqlite_env.pg_url),
+		cmocka_unit_test(test_decode_refuses_epoch_above_int64),
+		EPOCH_TEST(test_core_counts_epoch_above_int64, sqlite_env.pg_url),
 	};
 	const struct CMUnitTest pg_tests[] = { STORE_TESTS(pg_env.pg_url) };
 	const char *base = getenv("RS_TEST_PG_URL");

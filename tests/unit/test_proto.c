@@ -555,9 +555,9 @@ static void test_flags_reasons_codes(void **state)
 static void test_integer_extremes(void **state)
 {
 	static const uint64_t vals[] = { 0, 1, 0xff, 0x100, 0xffff, 0x10000, 0xffffffffULL,
-					 0x100000000ULL, 0x8000000000000000ULL, UINT64_MAX };
+					 0x100000000ULL, 0x7fffffffffffffffULL, 0x8000000000000000ULL, UINT64_MAX };
 	static const struct { uint8_t type; size_t field; uint64_t max; } ints[] = {
-		{ RS_FRAME_HELLO, 2, UINT64_MAX },      { RS_FRAME_HELLO, 5, UINT32_MAX },
+		{ RS_FRAME_HELLO, 2, INT64_MAX },       { RS_FRAME_HELLO, 5, UINT32_MAX },
 		{ RS_FRAME_ACCEPT, 2, UINT32_MAX },     { RS_FRAME_REJECT, 1, UINT32_MAX },
 		{ RS_FRAME_SANDBOXES, 0, UINT32_MAX },  { RS_FRAME_TOKEN, 1, UINT64_MAX },
 	};
@@ -997,8 +997,10 @@ static void random_frame(struct test_rng *r, struct rs_frame *f, const struct la
 			set_int(f, fd, (uint32_t)test_rng_next(r));
 		}
 	}
-	if (l->type == RS_FRAME_HELLO)
+	if (l->type == RS_FRAME_HELLO) {
 		f->u.hello.flags = (uint8_t)test_rng_below(r, 4);
+		f->u.hello.epoch &= INT64_MAX; /* above it a HELLO is malformed (issue 25) */
+	}
 	if (l->type == RS_FRAME_REDIRECT)
 		f->u.redirect.reason = (uint8_t)(1 + test_rng_below(r, 2));
 	if (l->type == RS_FRAME_REJECT)

@@ -94,6 +94,7 @@ static void decode_hello(struct reader *r, struct rs_hello *h)
 	get_str(r, WIRE_STR_ID, h->member_id, sizeof(h->member_id));
 	get_str(r, WIRE_STR_INSTANCE, h->instance_id, sizeof(h->instance_id));
 	h->epoch = get_u64(r);
+	check(r, wire_hello_epoch_ok(h->epoch));
 	h->flags = get_u8(r);
 	check(r, wire_hello_flags_ok(h->flags));
 	get_str(r, WIRE_STR_HELLO_TOKEN, h->token, sizeof(h->token));

@@ -86,6 +86,7 @@ static void encode_hello(struct writer *w, const struct rs_hello *h)
 {
 	put_str(w, WIRE_STR_ID, h->member_id, sizeof(h->member_id));
 	put_str(w, WIRE_STR_INSTANCE, h->instance_id, sizeof(h->instance_id));
+	check(w, wire_hello_epoch_ok(h->epoch));
 	put_u64(w, h->epoch);
 	check(w, wire_hello_flags_ok(h->flags));
 	put_u8(w, h->flags);

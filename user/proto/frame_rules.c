@@ -73,6 +73,11 @@ bool wire_type_known(uint8_t type)
 	return type >= RS_FRAME_HELLO && type <= RS_FRAME_GOODBYE;
 }
 
+bool wire_hello_epoch_ok(uint64_t epoch)
+{
+	return epoch <= (uint64_t)INT64_MAX;
+}
+
 bool wire_hello_flags_ok(uint8_t flags)
 {
 	return (flags & ~(RS_HELLO_STAY | RS_HELLO_REDIRECTED)) == 0;

@@ -48,6 +48,11 @@ bool wire_str_ok(enum wire_str k, const char *s, size_t len);
 
 bool wire_type_known(uint8_t type);
 bool wire_hello_flags_ok(uint8_t flags);
+
+/* Whether a HELLO epoch is one the session ledger can hold: at most
+ * INT64_MAX (a signed 64-bit column on both backends).  Refusing the rest
+ * at decode keeps a peer's epoch from ever reaching the store. */
+bool wire_hello_epoch_ok(uint64_t epoch);
 bool wire_redirect_reason_ok(uint8_t reason);
 bool wire_reject_code_ok(uint16_t code);
 bool wire_goodbye_reason_ok(uint8_t reason);
