@@ -152,6 +152,9 @@ struct rs_gw_counters {
 	uint64_t refresh_limited;     /* REFRESH frames dropped: more than one per heartbeat on a link */
 	uint64_t sandboxes_coalesced; /* SANDBOXES frames folded into the next write (one per heartbeat) */
 	uint64_t store_queue_full;    /* arrivals accepted degraded because store_queue_max requests were unanswered */
+	/* store_errors by rs_store_error_kind(): a full disk, a read-only or
+	 * damaged store each want a person, "unavailable" mostly waiting */
+	uint64_t store_errors_kind[RS_STORE_ERROR_KINDS];
 };
 
 struct rs_gw_gauges {

@@ -11,7 +11,13 @@
  * number of sessions (rs_store_statements() counts it).  Any call that
  * talks to a PostgreSQL server may also return -ETIMEDOUT: the server did
  * not answer within the busy timeout (the handle reconnects on its next
- * call); no call waits on a stopped server longer than that. */
+ * call); no call waits on a stopped server longer than that.  Any call may
+ * also fail with -ENOSPC (the store's disk or database is full), -EROFS (a
+ * write refused: a read-only file, handle or server, e.g. a PostgreSQL
+ * standby; the handle reconnects on its next call) or -EUCLEAN (the store's
+ * data is damaged: SQLite's corrupt file or not a database, PostgreSQL's
+ * data_corrupted or index_corrupted); -EIO is everything else the store
+ * could not answer.  rs_store_error_kind() sorts them for counting. */
 #ifndef RINGSTEER_STORE_H
 #define RINGSTEER_STORE_H
 
@@ -49,7 +55,7 @@ struct rs_store_options {
 	bool no_create;           /* open only an existing store file: never create it
 				   * (or its directory); -ENOENT when it is missing */
 	bool read_only;           /* no_create, and never write: the schema must be there
-				   * already (else -EIO) and every write fails (-EIO);
+				   * already (else -EIO) and every write fails (-EROFS);
 				   * transactions never take the writers' lock */
 };
 
@@ -82,6 +88,23 @@ struct rs_session_row {
 };
 
 struct rs_store;
+
+/* What kind of failure a store call's error is, for counting and alerting
+ * (a gateway's ringsteer_gateway_store_errors_total{kind}). */
+enum rs_store_error_kind {
+	RS_STORE_ERROR_UNAVAILABLE = 0, /* no answer: -EIO, -EBUSY, -ETIMEDOUT, a lost connection */
+	RS_STORE_ERROR_FULL,            /* -ENOSPC */
+	RS_STORE_ERROR_READONLY,        /* -EROFS */
+	RS_STORE_ERROR_CORRUPT,         /* -EUCLEAN */
+	RS_STORE_ERROR_OTHER,           /* anything else (-ENOMEM, -ENOENT, ...) */
+	RS_STORE_ERROR_KINDS
+};
+
+/* The kind of err (a negative errno a store call returned). */
+RS_EXPORT enum rs_store_error_kind rs_store_error_kind(int err);
+
+/* "unavailable", "full", "readonly", "corrupt" or "other" (out of range). */
+RS_EXPORT const char *rs_store_error_kind_label(enum rs_store_error_kind kind);
 
 /* Opens the store at url, creating its file and schema if missing, or
  * migrating an older schema (unless opt says no_create or read_only).  URLs:

@@ -50,11 +50,13 @@ int main(void)
 	F(rs_gw_counters, store_batches); F(rs_gw_counters, store_batched); F(rs_gw_counters, store_cancelled);
 	F(rs_gw_counters, store_statements); F(rs_gw_counters, refresh_limited);
 	F(rs_gw_counters, sandboxes_coalesced); F(rs_gw_counters, store_queue_full);
+	F(rs_gw_counters, store_errors_kind);
 	ST(rs_gw_gauges);
 	F(rs_gw_gauges, supervisors); F(rs_gw_gauges, busiest); F(rs_gw_gauges, unrecorded);
 	F(rs_gw_gauges, deferred_pending); F(rs_gw_gauges, store_queue); F(rs_gw_gauges, store_up);
 	F(rs_gw_gauges, registered); F(rs_gw_gauges, draining); F(rs_gw_gauges, stopping);
 	C(RS_SECRET_MAX); C(RS_FRAME_MAX); C(RS_FRAME_HEADER); C(RS_GOODBYE_SHUTDOWN); C(RS_GATEWAY_SERVING);
 	C(RS_GW_LINK_FLUSHED); C(RS_GW_LINK_LOST); C(RS_GW_LINK_IDLE); C(RS_GW_REJECT_COUNT);
+	C(RS_STORE_ERROR_KINDS);
 	return 0;
 }

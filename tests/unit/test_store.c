@@ -871,8 +871,8 @@ opened:
 	assert_int_equal(n, 1);
 	assert_string_equal(rows[0].id, "gw-a");
 	free(rows);
-	assert_int_equal(rs_store_gateway_register(ro, "gw-b", "10.0.0.2:7443", RS_GATEWAY_SERVING, T0), -EIO);
-	assert_int_equal(rs_store_gateway_set_state(ro, "gw-a", RS_GATEWAY_DRAINING), -EIO);
+	assert_int_equal(rs_store_gateway_register(ro, "gw-b", "10.0.0.2:7443", RS_GATEWAY_SERVING, T0), -EROFS);
+	assert_int_equal(rs_store_gateway_set_state(ro, "gw-a", RS_GATEWAY_DRAINING), -EROFS);
 	/* It sees what a writer commits after it opened. */
 	register_gw(st, "gw-c", RS_GATEWAY_SERVING, T0);
 	assert_int_equal(rs_store_list_gateways(ro, T0, false, &rows, &n), 0);
@@ -2064,9 +2064,9 @@ static void test_dead_store(void **state)
 	close(fd);
 	snprintf(url, sizeof(url), "sqlite:%s/file/ringsteer.db", f->dir);
 	assert_int_equal(rs_store_open(url, NULL, &st), -EIO);
-	/* A file that is not a database. */
+	/* A file that is not a database: damaged, not absent (issue 25). */
 	snprintf(url, sizeof(url), "sqlite:%s/file", f->dir);
-	assert_int_equal(rs_store_open(url, NULL, &st), -EIO);
+	assert_int_equal(rs_store_open(url, NULL, &st), -EUCLEAN);
 
 	/* A directory without permission, as an unprivileged user (dropping
 	 * to nobody when the tests run as root, who ignores permissions). */

@@ -89,6 +89,11 @@ int ctl_store_open(const char *name, const char *url, enum ctl_store_mode mode, 
 			name, url);
 		return 1;
 	}
+	if (err == -EUCLEAN) {
+		fprintf(stderr, "ringsteerctl %s: store %s is damaged (not a database, or corrupt); restore it "
+			"from a backup\n", name, url);
+		return 1;
+	}
 	if (err == -EIO) {
 		fprintf(stderr, "ringsteerctl %s: cannot open store %s: %s (no permission, or not a ringsteer "
 			"store)\n", name, url, strerror(-err));

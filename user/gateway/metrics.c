@@ -78,9 +78,15 @@ static void render(const void *ctx, struct evbuffer *b)
 	       "Connections accepted and not yet past HELLO and token (--max-unauth bounds them).");
 	evbuffer_add_printf(b, "ringsteer_gateway_unauthenticated_connections{gateway=\"%s\"} %llu\n", id,
 			    (unsigned long long)gw->unauth.total);
-	rs_metrics_family(b, "ringsteer_gateway_store_errors_total", "counter", "Store operations that failed.");
-	evbuffer_add_printf(b, "ringsteer_gateway_store_errors_total{gateway=\"%s\"} %llu\n", id,
-			    (unsigned long long)k->store_errors);
+	/* One series per kind, and every failure in exactly one of them, so
+	 * that the sum over kind is the total the single series used to be
+	 * (rules that sum by gateway read the same). */
+	rs_metrics_family(b, "ringsteer_gateway_store_errors_total", "counter",
+	       "Store operations that failed, by kind (full, readonly, corrupt, unavailable, other).");
+	for (int kind = 0; kind < RS_STORE_ERROR_KINDS; kind++)
+		evbuffer_add_printf(b, "ringsteer_gateway_store_errors_total{gateway=\"%s\",kind=\"%s\"} %llu\n", id,
+				    rs_store_error_kind_label((enum rs_store_error_kind)kind),
+				    (unsigned long long)k->store_errors_kind[kind]);
 	rs_metrics_family(b, "ringsteer_gateway_store_up", "gauge",
 	       "1 when the last store operation got an answer, 0 when the store was unavailable.");
 	evbuffer_add_printf(b, "ringsteer_gateway_store_up{gateway=\"%s\"} %d\n", id, g.store_up ? 1 : 0);

@@ -109,6 +109,7 @@ void gwc_admission_answered(struct rs_gw_core *core, struct gwc_item *it, const 
 
 	if (err && err != -ESTALE) {
 		core->counters.store_errors++;
+		core->counters.store_errors_kind[rs_store_error_kind(err)]++;
 		gwc_log(core, "error", "event", "store_error", "op", "admit", "member", it->member_id, "error",
 			strerror(-err), NULL);
 	}

@@ -104,6 +104,7 @@ void gwc_claim_answered(struct rs_gw_core *core, struct gwc_req *req, int err)
 		/* Away again, or our row gone (the heartbeat registers again):
 		 * it stays unrecorded and served, claimed later. */
 		core->counters.store_errors++;
+		core->counters.store_errors_kind[rs_store_error_kind(err)]++;
 		gwc_log(core, "warn", "event", "store_error", "op", "claim", "member", k->member_id, "epoch", epoch,
 			"error", strerror(-err), NULL);
 		if (l)

@@ -278,6 +278,7 @@ static void leave_answered(struct rs_gw_core *core, struct gwc_req *req, int err
 	if (!err)
 		return;
 	core->counters.store_errors++;
+	core->counters.store_errors_kind[rs_store_error_kind(err)]++;
 	gwc_log(core, "warn", "event", "store_error", "op", "session_end", "member", req->member_id, "error",
 		strerror(-err), NULL);
 	if (rs_gw_store_unavailable(err))
@@ -288,6 +289,7 @@ static void sandboxes_answered(struct rs_gw_core *core, struct gwc_req *req, int
 {
 	if (err && err != -ESTALE) {
 		core->counters.store_errors++;
+		core->counters.store_errors_kind[rs_store_error_kind(err)]++;
 		gwc_log(core, "warn", "event", "store_error", "op", "sandboxes", "member", req->member_id, "error",
 			strerror(-err), NULL);
 	}

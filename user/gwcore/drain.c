@@ -18,6 +18,7 @@ void gwc_record_answered(struct rs_gw_core *core, int err)
 {
 	if (err) {
 		core->counters.store_errors++;
+		core->counters.store_errors_kind[rs_store_error_kind(err)]++;
 		gwc_log(core, "error", "event", "store_error", "op", "drain", "error", strerror(-err), NULL);
 		return;
 	}
@@ -38,10 +39,12 @@ void gwc_drain_record(struct rs_gw_core *core)
 void gwc_membership_answered(struct rs_gw_core *core, struct gwc_req *req, int err)
 {
 	core->membership_in_flight = false;
-	if (err)
+	if (err) {
 		core->counters.store_errors++;
-	else
+		core->counters.store_errors_kind[rs_store_error_kind(err)]++;
+	} else {
 		core->others_serving = core->others_serving || req->pub.u.membership.others_serving;
+	}
 }
 
 static void membership_read(struct rs_gw_core *core)

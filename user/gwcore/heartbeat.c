@@ -61,6 +61,7 @@ void gwc_heartbeat_answered(struct rs_gw_core *core, struct gwc_req *req, bool w
 	core->counters.store_statements = req->pub.u.heartbeat.statements;
 	if (err) {
 		core->counters.store_errors++;
+		core->counters.store_errors_kind[rs_store_error_kind(err)]++;
 		snprintf(ms, sizeof(ms), "%lld", (long long)(core->now.mono_ms - req->queued_ms));
 		gwc_log(core, "warn", "event", "store_error", "op", "heartbeat", "error", strerror(-err), "ms", ms, NULL);
 		return;

@@ -29,6 +29,7 @@ void gwc_move_answered(struct rs_gw_core *core, struct gwc_item *it, const struc
 
 	if (err && err != -ESTALE && err != -ENOENT) {
 		core->counters.store_errors++;
+		core->counters.store_errors_kind[rs_store_error_kind(err)]++;
 		gwc_log(core, "error", "event", "store_error", "op", "handoff", "member", it->member_id, "error",
 			strerror(-err), NULL);
 	}

@@ -34,6 +34,11 @@ bool rs_gw_store_unavailable(int err)
 	case -EHOSTUNREACH:
 	case -ENETUNREACH:
 	case -EPIPE:
+	/* Once -EIO too: a full, read-only or damaged store answers nothing
+	 * it could record either (the kinds are only counted apart). */
+	case -ENOSPC:
+	case -EROFS:
+	case -EUCLEAN:
 		return true;
 	default:
 		return false;

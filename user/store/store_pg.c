@@ -18,7 +18,9 @@
  *   go as text; results come back as text and are typed by the column's
  *   type OID (integers parsed strictly: a value that does not fit is -EIO).
  * - A lost connection is -EIO for the call that finds it; the next begin()
- *   reconnects and statements are prepared again.
+ *   reconnects and statements are prepared again.  A full disk (53100) is
+ *   -ENOSPC, a write refused as read-only (25006) -EROFS, damaged data
+ *   (XX001, XX002) -EUCLEAN (store_pg_error.h).
  * - Bounded waits: every round trip (a statement, a prepare, begin, commit)
  *   is sent and read with libpq's asynchronous calls, polling the socket
  *   against a deadline: the busy timeout, or twice it for the write
@@ -59,6 +61,7 @@
 
 #include "backend.h"
 #include "store_pg_cancel.h"
+#include "store_pg_error.h"
 
 /* The writers' advisory lock: "ringster" in ASCII.  Every ringsteer store
  * in one database shares it (only over-serializing, never wrong). */
@@ -127,12 +130,7 @@ static int result_error(PGconn *conn, const PGresult *res)
 		return PQstatus(conn) == CONNECTION_OK ? -ENOMEM : -EIO;
 	if (PQstatus(conn) != CONNECTION_OK || !state)
 		return -EIO;
-	/* lock_not_available (lock_timeout), serialization or deadlock: retry. */
-	if (strcmp(state, "55P03") == 0 || strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0)
-		return -EBUSY;
-	if (strcmp(state, "53200") == 0)
-		return -ENOMEM;
-	return -EIO;
+	return rs_pg_sqlstate_error(state);
 }
 
 static int64_t monotonic_us(void)

@@ -7,8 +7,11 @@
  * the database's single write lock before reading anything and two
  * gateways deciding at once run one after the other, the second waiting up
  * to the busy timeout (in short sleeps, so waiters interleave with a busy
- * writer instead of starving) and then failing with -EBUSY; every other SQLite
- * failure is -EIO (-ENOMEM for its out-of-memory).  Statements are prepared
+ * writer instead of starving) and then failing with -EBUSY; a full disk
+ * (SQLITE_FULL) is -ENOSPC, a write to a read-only file or handle
+ * (SQLITE_READONLY) -EROFS, a damaged file (SQLITE_CORRUPT, SQLITE_NOTADB)
+ * -EUCLEAN, so that an operator is told which of them needs a person;
+ * every other SQLite failure is -EIO (-ENOMEM for its out-of-memory).  Statements are prepared
  * once per connection and kept.  The file's directory is never created,
  * except the default one (/var/lib/ringsteer, mode 0750), which a fresh
  * host may lack.  With no_create or read_only nothing is created at all (a
@@ -60,6 +63,13 @@ static int sqlite_error(int rc)
 		return -EBUSY;
 	case SQLITE_NOMEM:
 		return -ENOMEM;
+	case SQLITE_FULL:
+		return -ENOSPC;
+	case SQLITE_READONLY:
+		return -EROFS;
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		return -EUCLEAN;
 	default:
 		return -EIO;
 	}
@@ -203,8 +213,9 @@ static int sqlite_open(const char *url, const struct rs_store_options *opt, stru
 	if (!err)
 		err = run_pragma(db->db, "PRAGMA cache_size=-256");
 	if (err) {
-		/* Opening promises -EIO for a store it cannot use, busy included. */
-		if (err != -ENOMEM)
+		/* Opening promises -EIO for a store it cannot use, busy included;
+		 * a damaged or full file says so (the pragmas read its header). */
+		if (err != -ENOMEM && err != -EUCLEAN && err != -ENOSPC && err != -EROFS)
 			err = -EIO;
 		goto cleanup;
 	}
@@ -349,7 +360,7 @@ static int sqlite_exec(struct rs_db *db, enum rs_stmt id, const struct rs_db_val
 		       void *ctx, uint64_t *changes)
 {
 	struct rs_db_value cols[RS_STMT_MAX_COLS];
-	sqlite3_stmt *s;
+	sqlite3_stmt *s = NULL; /* set when prepared() succeeds; GCC cannot see it */
 	int rc, err;
 
 	if ((unsigned)id >= RS_STMT_COUNT || (rs_store_stmts[id].n_params && !params))

@@ -24,6 +24,8 @@ pub const RS_GW_LINK_IDLE: c_int = 2;
 
 // enum rs_gw_reject: RS_GW_REJECT_COUNT (the counters' rejects[] length)
 pub const RS_GW_REJECT_COUNT: usize = 14;
+// enum rs_store_error_kind: RS_STORE_ERROR_KINDS (the counters' store_errors_kind[] length)
+pub const RS_STORE_ERROR_KINDS: usize = 5;
 
 /// struct rs_secret (token.h)
 #[repr(C)]
@@ -129,6 +131,7 @@ pub struct rs_gw_counters {
     pub refresh_limited: u64,
     pub sandboxes_coalesced: u64,
     pub store_queue_full: u64,
+    pub store_errors_kind: [u64; RS_STORE_ERROR_KINDS],
 }
 
 /// struct rs_gw_gauges (gateway_core.h)
@@ -181,6 +184,7 @@ extern "C" {
     pub fn rs_gw_core_counters(core: *const rs_gw_core) -> *const rs_gw_counters;
     pub fn rs_gw_core_gauges(core: *const rs_gw_core, g: *mut rs_gw_gauges);
     pub fn rs_gw_reject_label(r: c_int) -> *const c_char;
+    pub fn rs_store_error_kind_label(kind: c_int) -> *const c_char;
 
     // gateway_store.h
     pub fn rs_gw_store_ops_ledger() -> *const rs_gw_store_ops;
@@ -229,12 +233,13 @@ pub fn print_layout() {
         over_cap_accepts, stays, reserved, owner_fallbacks, rejects, store_errors, superseded_closed,
         handoffs_completed, handoffs_timed_out, handoffs_abandoned, degraded_accepts, claims_recorded,
         claims_superseded, store_batches, store_batched, store_cancelled, store_statements, refresh_limited,
-        sandboxes_coalesced, store_queue_full);
+        sandboxes_coalesced, store_queue_full, store_errors_kind);
     st!(rs_gw_gauges, supervisors, busiest, unrecorded, deferred_pending, store_queue, store_up,
         registered, draining, stopping);
     macro_rules! constant {
         ($($c:ident),*) => {{ $( println!("const {} {}", stringify!($c), $c); )* }};
     }
     constant!(RS_SECRET_MAX, RS_FRAME_MAX, RS_FRAME_HEADER, RS_GOODBYE_SHUTDOWN, RS_GATEWAY_SERVING,
-              RS_GW_LINK_FLUSHED, RS_GW_LINK_LOST, RS_GW_LINK_IDLE, RS_GW_REJECT_COUNT);
+              RS_GW_LINK_FLUSHED, RS_GW_LINK_LOST, RS_GW_LINK_IDLE, RS_GW_REJECT_COUNT,
+              RS_STORE_ERROR_KINDS);
 }

@@ -661,7 +661,15 @@ fn render_metrics(gw: &Gw) -> String {
         })
         .collect();
     fam(&mut b, "ringsteer_gateway_rejects_total", "counter", "Connections refused, by reason.", &rejects);
-    fam(&mut b, "ringsteer_gateway_store_errors_total", "counter", "Store operations that failed.", &one(k.store_errors));
+    let store_errors: Vec<(String, String)> = (0..RS_STORE_ERROR_KINDS)
+        .map(|kind| {
+            let label =
+                unsafe { CStr::from_ptr(rs_store_error_kind_label(kind as c_int)) }.to_string_lossy().into_owned();
+            (format!(",kind=\"{label}\""), k.store_errors_kind[kind].to_string())
+        })
+        .collect();
+    fam(&mut b, "ringsteer_gateway_store_errors_total", "counter",
+        "Store operations that failed, by kind (full, readonly, corrupt, unavailable, other).", &store_errors);
     fam(&mut b, "ringsteer_gateway_store_up", "gauge",
         "1 when the last store operation got an answer, 0 when the store was unavailable.", &one(g.store_up as u64));
     fam(&mut b, "ringsteer_gateway_store_queue", "gauge", "Store calls handed out by the core and not answered yet.",
