@@ -466,6 +466,56 @@ static void test_core_counts_epoch_above_int64(void **state)
 	core_stop(&fx);
 }
 
+/* 4: two links of one member at one epoch, one after the other and in
+ * one batch: the newcomer is refused SUPERSEDED, the first stays, and the
+ * gauge equals the ledger throughout and after the first leaves. */
+static void test_core_same_epoch_twice_one_attached(void **state)
+{
+	struct core_fx fx;
+	const struct rs_gw_counters *c;
+
+	core_start(&fx, *state);
+	c = rs_gw_core_counters(fx.core);
+	pump(&fx);
+
+	/* One after the other. */
+	core_open(&fx, 1);
+	core_hello(&fx, 1, "m1", 5, 5);
+	pump(&fx);
+	assert_int_equal(rs_gw_link_state(fx.links[1]), RS_GW_ATTACHED);
+	core_open(&fx, 2);
+	core_hello(&fx, 2, "m1", 5, 5);
+	pump(&fx);
+	assert_int_equal(rs_gw_link_state(fx.links[1]), RS_GW_ATTACHED);
+	assert_int_not_equal(rs_gw_link_state(fx.links[2]), RS_GW_ATTACHED);
+	assert_int_equal(fx.last[2].type, RS_FRAME_REJECT);
+	assert_int_equal(fx.last[2].u.reject.code, RS_REJECT_SUPERSEDED);
+	assert_int_equal(c->rejects[RS_GW_REJECT_SUPERSEDED], 1);
+	assert_gauge_is_ledger(&fx, 1);
+	rs_gw_core_link_closed(fx.core, fx.links[2], RS_GW_LINK_FLUSHED, fx.now);
+	assert_gauge_is_ledger(&fx, 1);
+
+	/* Both placing at once: the second goes in the next batch, decided
+	 * by the store as the same connection again. */
+	core_open(&fx, 3);
+	core_open(&fx, 4);
+	core_hello(&fx, 3, "m2", 8, 8);
+	core_hello(&fx, 4, "m2", 8, 8);
+	pump(&fx);
+	assert_int_equal(rs_gw_link_state(fx.links[3]), RS_GW_ATTACHED);
+	assert_int_not_equal(rs_gw_link_state(fx.links[4]), RS_GW_ATTACHED);
+	assert_int_equal(fx.last[4].u.reject.code, RS_REJECT_SUPERSEDED);
+	assert_gauge_is_ledger(&fx, 2);
+	rs_gw_core_link_closed(fx.core, fx.links[4], RS_GW_LINK_FLUSHED, fx.now);
+
+	/* The first leaves: its row goes with it, nothing of the refused
+	 * newcomer is left behind. */
+	rs_gw_core_link_closed(fx.core, fx.links[1], RS_GW_LINK_LOST, fx.now);
+	pump(&fx);
+	assert_gauge_is_ledger(&fx, 1);
+	core_stop(&fx);
+}
+
 #define EPOCH_TEST(fn, pg_url) \
 	cmocka_unit_test_prestate_setup_teardown(fn, store_fixture_setup, store_fixture_teardown, pg_url)
 #define STORE_TESTS(pg_url)                                          \
@@ -482,6 +532,7 @@ int main(void)
 		STORE_TESTS(sqlite_env.pg_url),
 		cmocka_unit_test(test_decode_refuses_epoch_above_int64),
 		EPOCH_TEST(test_core_counts_epoch_above_int64, sqlite_env.pg_url),
+		EPOCH_TEST(test_core_same_epoch_twice_one_attached, sqlite_env.pg_url),
 	};
 	const struct CMUnitTest pg_tests[] = { STORE_TESTS(pg_env.pg_url) };
 	const char *base = getenv("RS_TEST_PG_URL");

@@ -35,6 +35,16 @@ static bool local_newer(const struct rs_gw_link *fresh, uint64_t epoch)
 	return false;
 }
 
+/* Whether this gateway holds an attached link of fresh's member at exactly
+ * fresh's epoch. */
+static bool local_same_epoch(const struct rs_gw_link *fresh)
+{
+	for (const struct rs_gw_link *l = gwc_member_first(fresh->core, fresh->member_id); l; l = l->member_next)
+		if (l != fresh && l->epoch == fresh->epoch)
+			return true;
+	return false;
+}
+
 /* Whether attaching fresh would pass max_sessions.  A member already
  * attached here does not add one: its new link replaces the old. */
 static bool sessions_full(const struct rs_gw_link *fresh)
@@ -123,6 +133,20 @@ void gwc_admission_answered(struct rs_gw_core *core, struct gwc_item *it, const 
 	l->req = NULL;
 	if (err) {
 		gwc_placement_failed(l, err, true);
+		return;
+	}
+	/* A link of this member attached here at this epoch or a later one: an
+	 * epoch grows with every connection, so the newcomer is a replay or a
+	 * copy, and is refused rather than attached beside it (the store takes
+	 * an equal epoch here for the same connection decided again, so
+	 * nothing else would close either).  At an equal epoch the row is the
+	 * attached link's and stays; one written for an older newcomer (the
+	 * newer link here unrecorded, degraded) is taken back. */
+	if (a->accepted && local_newer(l, a->epoch)) {
+		if (!local_same_epoch(l))
+			gwc_end_session(core, a->member_id, a->epoch, false);
+		gwc_reject(l, RS_GW_REJECT_SUPERSEDED, RS_REJECT_SUPERSEDED,
+			   "this member is attached here at this epoch or a later one");
 		return;
 	}
 	/* Placement chose this gateway, but it is full: the limit is hard
