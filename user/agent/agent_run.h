@@ -79,7 +79,7 @@ struct agent {
 	bool stopping;                     /* answers arriving now only free what they hold */
 	struct event_base *base;
 	struct rs_agent_reg_server *reg;
-	struct evhttp *http;
+	struct rs_http *http;
 	struct event *sync_ev, *sigterm_ev, *sigint_ev;
 	struct event *watch_ev;    /* readable store fd while watching, else NULL */
 	struct event *debounce_ev; /* one sync shortly after notifications */

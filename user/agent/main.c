@@ -24,6 +24,7 @@
 #include "agent_run.h"
 #include "util/endpoint.h"
 #include "util/flags.h"
+#include "util/http.h"
 #include "util/logfmt.h"
 #include "util/mstime.h"
 
@@ -368,7 +369,7 @@ static void stop_loop(struct agent *a)
 	if (a->sigint_ev)
 		event_free(a->sigint_ev);
 	if (a->http)
-		evhttp_free(a->http);
+		rs_http_free(a->http);
 	rs_agent_reg_server_free(a->reg);
 	if (a->base)
 		event_base_free(a->base);

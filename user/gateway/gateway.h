@@ -112,7 +112,7 @@ struct gateway {
 	struct event *store_watch_ev; /* judges a call that runs too long (store_call.c) */
 	struct rs_secret secret;
 	struct evconnlistener *listen_lst, *peer_lst;
-	struct evhttp *http;
+	struct rs_http *http;
 	struct event *heartbeat_ev, *sigterm_ev, *sigint_ev, *sighup_ev;
 	SSL_CTX *tls;                 /* new connections' context; NULL: plaintext (--insecure).
 				       * A reload swaps it; live connections keep theirs */

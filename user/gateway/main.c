@@ -15,6 +15,7 @@
 #include "gateway.h"
 #include "util/endpoint.h"
 #include "util/flags.h"
+#include "util/http.h"
 #include "util/logfmt.h"
 #include "util/mstime.h"
 
@@ -422,7 +423,7 @@ cleanup:
 	if (gw.sighup_ev)
 		event_free(gw.sighup_ev);
 	if (gw.http)
-		evhttp_free(gw.http);
+		rs_http_free(gw.http);
 	if (gw.listen_lst)
 		evconnlistener_free(gw.listen_lst);
 	if (gw.peer_lst)

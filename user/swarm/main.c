@@ -18,6 +18,7 @@
 
 #include "util/endpoint.h"
 #include "util/flags.h"
+#include "util/http.h"
 #include "util/logfmt.h"
 #include "util/mstime.h"
 #include "tls/tls.h"
@@ -317,7 +318,7 @@ cleanup:
 			swarm_member_stop(&sw->members[i]);
 	free(sw->members);
 	if (sw->http)
-		evhttp_free(sw->http);
+		rs_http_free(sw->http);
 	if (sw->pump_ev)
 		event_free(sw->pump_ev);
 	if (sw->sigterm_ev)

@@ -114,7 +114,7 @@ struct swarm {
 	uint64_t log_credit_milli, log_last_ms, log_suppressed;
 	enum swarm_failure fail_hint; /* the label of the failure being reported (FAIL_COUNT: from the core) */
 	bool stopping;
-	struct evhttp *http;
+	struct rs_http *http;
 	struct event *sigterm_ev, *sigint_ev;
 };
 

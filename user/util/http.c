@@ -1,26 +1,62 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* http.c - the daemons' shared HTTP plumbing: one listening socket handed
- * to evhttp, GET only, and the two reply shapes they use. */
+ * to evhttp, GET only, bounded (http.h: RS_HTTP_*), and the two reply
+ * shapes they use.  These listeners are unauthenticated and, in deploy/,
+ * on the pod's address: whoever reaches the port must not be able to hold
+ * the daemon's memory, descriptors or loop with it. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/endpoint.h"
 #include "util/http.h"
+#include "util/http_conns.h"
+
+struct rs_http {
+	struct evhttp *http;
+	struct rs_http_conns conns;
+	void (*handler)(struct evhttp_request *, void *);
+	void *arg;
+};
+
+static void on_request(struct evhttp_request *req, void *arg)
+{
+	struct rs_http *h = arg;
+
+	rs_http_conns_request(&h->conns, req);
+	h->handler(req, h->arg);
+}
+
+void rs_http_free(struct rs_http *h)
+{
+	if (!h)
+		return;
+	if (h->http)
+		evhttp_free(h->http);
+	rs_http_conns_free(&h->conns);
+	free(h);
+}
 
 int rs_http_serve(struct event_base *base, const char *endpoint, void (*handler)(struct evhttp_request *, void *),
-		  void *arg, struct evhttp **out)
+		  void *arg, struct rs_http **out)
 {
 	struct sockaddr_storage ss;
 	struct evhttp *http;
+	struct rs_http *h;
 	socklen_t len;
 	evutil_socket_t fd;
 	int err;
 
 	if (rs_endpoint_parse(endpoint, &ss, &len))
 		return -EINVAL;
-	http = evhttp_new(base);
-	if (!http)
+	h = calloc(1, sizeof(*h));
+	if (!h)
 		return -ENOMEM;
+	http = h->http = evhttp_new(base);
+	if (!http) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		err = -errno;
@@ -37,12 +73,24 @@ int rs_http_serve(struct event_base *base, const char *endpoint, void (*handler)
 		err = -ENOMEM;
 		goto fail;
 	}
-	evhttp_set_gencb(http, handler, arg);
+	h->handler = handler;
+	h->arg = arg;
+	evhttp_set_gencb(http, on_request, h);
 	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET);
-	*out = http;
+	/* Scrapes and probes send a request line and a few headers, no body. */
+	evhttp_set_max_headers_size(http, RS_HTTP_MAX_HEADERS);
+	evhttp_set_max_body_size(http, RS_HTTP_MAX_BODY);
+	/* evhttp's timeout is per read or write: a stalled peer goes.  One that
+	 * trickles bytes is ended by the request deadline (http_conns.c). */
+	evhttp_set_timeout(http, RS_HTTP_IDLE_S);
+	if (rs_http_conns_attach(&h->conns, http, base, RS_HTTP_MAX_CONNS, RS_HTTP_REQUEST_S) != 0) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	*out = h;
 	return 0;
 fail:
-	evhttp_free(http);
+	rs_http_free(h);
 	return err;
 }
 
