@@ -21,6 +21,14 @@
  *   reconnects and statements are prepared again.  A full disk (53100) is
  *   -ENOSPC, a write refused as read-only (25006) -EROFS, damaged data
  *   (XX001, XX002) -EUCLEAN (store_pg_error.h).
+ * - Failover: a URL naming several hosts (host=a,b) connects with
+ *   target_session_attrs=read-write unless it says otherwise (its own
+ *   parameters come last and win), so libpq skips a standby; a connection
+ *   whose server answers read-only or in recovery (25006, 57P03, or
+ *   in_hot_standby reported on) is -EROFS for that call and dropped at the
+ *   next begin(), which connects again: a demoted primary does not keep
+ *   the store failing.  A read_only handle asks for read-only sessions
+ *   itself and is left alone.
  * - Bounded waits: every round trip (a statement, a prepare, begin, commit)
  *   is sent and read with libpq's asynchronous calls, polling the socket
  *   against a deadline: the busy timeout, or twice it for the write
@@ -86,6 +94,7 @@ enum {
 	KW_TCP_USER_TIMEOUT,
 	KW_APPLICATION_NAME,
 	KW_OPTIONS,
+	KW_TARGET_SESSION_ATTRS,
 	KW_DBNAME,
 	KW_COUNT
 };
@@ -94,6 +103,8 @@ struct rs_db {
 	PGconn *conn;
 	PGconn *watch;
 	bool read_only;
+	bool stale;         /* conn answered read-only: dropped at the next begin() */
+	bool multi_host;    /* the URL names several hosts (libpq tries them in order) */
 	uint32_t busy_timeout_ms;
 	bool prepared[RS_STMT_COUNT];
 	const char *keys[KW_COUNT + 1];
@@ -131,6 +142,21 @@ static int result_error(PGconn *conn, const PGresult *res)
 	if (PQstatus(conn) != CONNECTION_OK || !state)
 		return -EIO;
 	return rs_pg_sqlstate_error(state);
+}
+
+/* result_error(), and a connection whose server is read-only or in
+ * recovery (a standby, a demoted primary: store_pg_error.h) marked stale,
+ * so that the next begin() drops it and connects again, where libpq's
+ * target_session_attrs=read-write finds the writable host of several.  A
+ * read_only handle asked for read-only sessions itself: it keeps them. */
+static int judge(struct rs_db *db, PGconn *conn, const PGresult *res)
+{
+	const char *hot = PQparameterStatus(conn, "in_hot_standby");
+
+	if (conn == db->conn && res && !db->read_only &&
+	    (rs_pg_sqlstate_drops(PQresultErrorField(res, PG_DIAG_SQLSTATE)) || (hot && strcmp(hot, "on") == 0)))
+		db->stale = true;
+	return result_error(conn, res);
 }
 
 static int64_t monotonic_us(void)
@@ -258,7 +284,7 @@ static int simple_wait(struct rs_db *db, PGconn *conn, const char *sql, ExecStat
 
 	if (err)
 		return err;
-	err = res && PQresultStatus(res) == want ? 0 : result_error(conn, res);
+	err = res && PQresultStatus(res) == want ? 0 : judge(db, conn, res);
 	PQclear(res);
 	return err;
 }
@@ -287,8 +313,9 @@ static PGconn *connect_db(struct rs_db *db)
 /* Makes db->conn usable: reconnects a connection found broken. */
 static int ensure_connected(struct rs_db *db)
 {
-	if (db->conn && PQstatus(db->conn) == CONNECTION_OK)
+	if (db->conn && PQstatus(db->conn) == CONNECTION_OK && !db->stale)
 		return 0;
+	db->stale = false;
 	memset(db->prepared, 0, sizeof(db->prepared));
 	if (db->conn)
 		PQfinish(db->conn);
@@ -311,7 +338,7 @@ static void pg_close(struct rs_db *db)
 
 /* Checks url is a libpq URI and copies it with its scheme lower-cased
  * (store.c matched the scheme case-insensitively; libpq does not). */
-static int copy_url(const char *url, char **out)
+static int copy_url(const char *url, char **out, bool *multi_host)
 {
 	const char *colon = strchr(url, ':');
 	PQconninfoOption *parsed;
@@ -333,6 +360,10 @@ static int copy_url(const char *url, char **out)
 		PQfreemem(errmsg);
 		return -EINVAL;
 	}
+	for (PQconninfoOption *o = parsed; o->keyword; o++)
+		if ((strcmp(o->keyword, "host") == 0 || strcmp(o->keyword, "hostaddr") == 0) && o->val &&
+		    strchr(o->val, ','))
+			*multi_host = true;
 	PQconninfoFree(parsed);
 	*out = copy;
 	return 0;
@@ -349,7 +380,7 @@ static int schema_present(struct rs_db *db, PGconn *conn)
 	if (err)
 		return err == -ETIMEDOUT ? -EIO : err;
 	if (!res || PQresultStatus(res) != PGRES_TUPLES_OK)
-		err = result_error(conn, res);
+		err = judge(db, conn, res);
 	else if (PQntuples(res) != 1 || PQnfields(res) != 1)
 		err = -EIO;
 	else
@@ -367,12 +398,15 @@ static void set_params(struct rs_db *db)
 		[KW_KEEPALIVES_IDLE] = "keepalives_idle",   [KW_KEEPALIVES_INTERVAL] = "keepalives_interval",
 		[KW_KEEPALIVES_COUNT] = "keepalives_count", [KW_TCP_USER_TIMEOUT] = "tcp_user_timeout",
 		[KW_APPLICATION_NAME] = "application_name", [KW_OPTIONS] = "options",
-		[KW_DBNAME] = "dbname",
+		[KW_TARGET_SESSION_ATTRS] = "target_session_attrs", [KW_DBNAME] = "dbname",
 	};
 	const char *vals[KW_COUNT] = {
 		[KW_CONNECT_TIMEOUT] = db->connect_timeout, [KW_KEEPALIVES] = "1",          [KW_KEEPALIVES_IDLE] = "5",
 		[KW_KEEPALIVES_INTERVAL] = "2", [KW_KEEPALIVES_COUNT] = "3", [KW_TCP_USER_TIMEOUT] = "10000",
-		[KW_APPLICATION_NAME] = "ringsteer", [KW_OPTIONS] = db->options, [KW_DBNAME] = db->url,
+		[KW_APPLICATION_NAME] = "ringsteer", [KW_OPTIONS] = db->options,
+		/* libpq ignores an empty value: one host, or a read-only handle */
+		[KW_TARGET_SESSION_ATTRS] = db->multi_host && !db->read_only ? "read-write" : "",
+		[KW_DBNAME] = db->url,
 	};
 	for (size_t i = 0; i < KW_COUNT; i++) {
 		db->keys[i] = keys[i];
@@ -390,7 +424,7 @@ static int pg_open(const char *url, const struct rs_store_options *opt, struct r
 	db = calloc(1, sizeof(*db));
 	if (!db)
 		return -ENOMEM;
-	err = copy_url(url, &db->url);
+	err = copy_url(url, &db->url, &db->multi_host);
 	if (err)
 		goto cleanup;
 	db->read_only = opt->read_only;
@@ -468,7 +502,7 @@ static int pg_commit(struct rs_db *db)
 	if (res && PQresultStatus(res) == PGRES_COMMAND_OK)
 		err = strcmp(PQcmdStatus(res), "COMMIT") == 0 ? 0 : -EIO;
 	else
-		err = result_error(db->conn, res);
+		err = judge(db, db->conn, res);
 	PQclear(res);
 	if (err)
 		pg_rollback(db);
@@ -498,7 +532,7 @@ static int prepare(struct rs_db *db, enum rs_stmt id)
 			 db->busy_timeout_ms, &res);
 	if (err)
 		return err;
-	err = res && PQresultStatus(res) == PGRES_COMMAND_OK ? 0 : result_error(db->conn, res);
+	err = res && PQresultStatus(res) == PGRES_COMMAND_OK ? 0 : judge(db, db->conn, res);
 	PQclear(res);
 	if (err)
 		return err;
@@ -506,7 +540,7 @@ static int prepare(struct rs_db *db, enum rs_stmt id)
 	if (err)
 		return err;
 	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK)
-		err = result_error(db->conn, res);
+		err = judge(db, db->conn, res);
 	else if ((unsigned)PQnparams(res) != def->n_params || (unsigned)PQnfields(res) != def->n_cols)
 		err = -EIO;
 	PQclear(res);
@@ -652,7 +686,7 @@ static int pg_exec(struct rs_db *db, enum rs_stmt id, const struct rs_db_value *
 		return err;
 	status = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
 	if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
-		err = result_error(db->conn, res);
+		err = judge(db, db->conn, res);
 		goto cleanup;
 	}
 	if (status == PGRES_TUPLES_OK && (unsigned)PQnfields(res) != def->n_cols) {
