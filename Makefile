@@ -349,6 +349,15 @@ soak: deps all
 	RS_PG_DIR= timeout -k 10 $$(($(SOAK_SECONDS) + 300)) tests/soak/soak.sh $(BUILD) $(SOAK_SECONDS) $(SOAK_SEED); \
 	tests/skip_status.sh $$? soak
 
+# `make faults`: issue 25's fault matrix (tests/faults/f_*.sh, each a case on
+# the test cluster: 2 or 3 gateways, 20 supervisors, the fault, then what
+# stayed, what was recorded, gauges against the ledger, recovery within
+# 2 x TTL).  .ci/run runs it after `make test`.
+.PHONY: faults
+faults: deps all
+	RS_PG_DIR= RS_TEST_DIR=$(CURDIR)/tests/faults RS_TEST_PREFIX=f_ RS_ACCEPT_TAG=faults \
+	  tests/acceptance/run.sh $(BUILD)
+
 # The acceptance scenarios with every gateway and the agent under valgrind
 # (memcheck, definite leaks included; tests/cluster/valgrind.supp lists the
 # libbpf calls valgrind cannot model).  `make test` runs a quick subset.

@@ -29,8 +29,11 @@ out_root="$build/acceptance${tag:+-$tag}"
 label=${tag:+ [$tag]}
 mkdir -p "$out_root"
 
+# The fault matrix (tests/faults/, `make faults`) runs through this runner
+# too: RS_TEST_DIR names its directory, RS_TEST_PREFIX its files' prefix.
+here=${RS_TEST_DIR:-$here}
 pass=0 failed=0 skipped=0
-for t in "$here"/t_*.sh; do
+for t in "$here"/"${RS_TEST_PREFIX:-t_}"*.sh; do
 	name=$(basename "$t" .sh)
 	if [ $# -gt 0 ]; then
 		want=0

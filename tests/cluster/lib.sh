@@ -57,6 +57,8 @@
 #   RS_NS_PREFIX        namespace names are PREFIX-1, PREFIX-2, ... (default rs-PID)
 #   RS_VALGRIND=1       gateways and the agent run under valgrind (memcheck); any
 #                       report fails the test at cluster_down
+#   RS_STORE_DIR        where the SQLite store lives (default: RS_DIR); the fault
+#                       matrix puts it on a small tmpfs
 #   RS_PG_DIR           a PostgreSQL server's directory (tests/pg/pg_server.sh start):
 #                       the store is a fresh database there instead of SQLite
 #   RS_TLS=1            TLS 1.3: a CA made at cluster_up (tests/tls/make_certs.sh,
@@ -275,7 +277,7 @@ cluster_up() {
 	# checkout (CI's clone plus build/image-bin/acceptance-image/... passed it).
 	RS_SOCK=$(mktemp -d /tmp/rs-sock.XXXXXX)
 	mkdir -p "$RS_DIR/log"
-	RS_STORE="sqlite:$RS_DIR/ringsteer.db"
+	RS_STORE="sqlite:${RS_STORE_DIR:-$RS_DIR}/ringsteer.db"
 	if [ -n "${RS_PG_DIR:-}" ]; then
 		# A fresh database on the PostgreSQL server tests/pg/pg_server.sh runs.
 		RS_STORE=$("$RS_LIB_DIR/../pg/pg_server.sh" newdb "$RS_PG_DIR" "rs_$$_${RS_CLUSTER_SEQ}_$RANDOM") ||
