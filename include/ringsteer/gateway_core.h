@@ -27,6 +27,7 @@
 
 #include "ringsteer/drain.h"
 #include "ringsteer/gateway_store.h"
+#include "ringsteer/keyring.h"
 #include "ringsteer/proto.h"
 #include "ringsteer/token.h"
 
@@ -179,6 +180,18 @@ RS_EXPORT int rs_gw_core_new(const struct rs_gw_core_config *cfg, const struct r
 
 /* Frees the core and every link it holds, calling nothing; NULL allowed. */
 RS_EXPORT void rs_gw_core_free(struct rs_gw_core *core);
+
+#define RS_GW_TOKEN_MAX_TTL_DEFAULT 86400 /* s: how far ahead a HELLO token may expire, unless set */
+
+/* Verifies HELLO tokens with keys (the key each names) instead of cfg's
+ * secret, and mints REFRESH tokens with its signing key; keys must outlive
+ * the core.  Returns 0 or -EINVAL (NULL, or no key). */
+RS_EXPORT int rs_gw_core_set_keyring(struct rs_gw_core *core, const struct rs_keyring *keys);
+
+/* Refuses (BAD_TOKEN) a HELLO token expiring more than max_ttl_s after now
+ * (until set: RS_GW_TOKEN_MAX_TTL_DEFAULT, or cfg's token_ttl_s if longer).
+ * Returns 0, or -EINVAL when max_ttl_s is below cfg's token_ttl_s. */
+RS_EXPORT int rs_gw_core_set_token_max_ttl(struct rs_gw_core *core, uint32_t max_ttl_s);
 
 /* A link accepted from source ("ADDR:PORT"); handshaking: its transport
  * handshake runs first (rs_gw_core_link_secured() ends it).  Returns 0 and

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* token.h - supervisor tokens: "<member>.<expiry>.<mac>", mac = lower-case
- * hex HMAC-SHA256(secret, "<member>\n<expiry>"), expiry in unix seconds.
- * Member ids may hold dots, so a token is split at its last two dots.
- * Verification compares in constant time. */
+/* token.h - supervisor tokens: "[<kid>:]<member>.<expiry>.<mac>", mac =
+ * lower-case hex HMAC-SHA256(secret, "[<kid>:]<member>\n<expiry>"), expiry
+ * in unix seconds.  kid, when present, names the key that signed it
+ * (keyring.h): 1..RS_KEY_ID_MAX bytes of [a-z0-9-].  Member ids hold no
+ * ':', so a token is split at its first ':' (if any) and at its last two
+ * dots (member ids may hold dots).  Verification compares in constant time. */
 #ifndef RINGSTEER_TOKEN_H
 #define RINGSTEER_TOKEN_H
 
@@ -17,6 +19,7 @@ extern "C" {
 
 #define RS_SECRET_MIN 16  /* bytes: shorter secrets are refused */
 #define RS_SECRET_MAX 4096
+#define RS_KEY_ID_MAX 32  /* bytes of a key id */
 
 struct rs_secret {
 	uint8_t key[RS_SECRET_MAX];
@@ -34,12 +37,14 @@ RS_EXPORT int rs_secret_load(const char *path, struct rs_secret *out);
 RS_EXPORT const char *rs_secret_strerror(int err);
 
 /* Writes a token for member expiring at expiry into out (room for cap,
- * NUL included).  Returns 0, -EINVAL (bad member id), -ENOSPC, -EIO. */
+ * NUL included), without a key id.  Returns 0, -EINVAL (bad member id),
+ * -ENOSPC, -EIO. */
 RS_EXPORT int rs_token_mint(const struct rs_secret *s, const char *member, uint64_t expiry, char *out, size_t cap);
 
-/* Checks token for member at time now (unix seconds) and stores its expiry.
- * Returns 0, -EINVAL (malformed), -EACCES (wrong mac or another member's),
- * -EKEYEXPIRED (expiry <= now). */
+/* Checks token for member at time now (unix seconds) with s (the key its
+ * id names, if it has one) and stores its expiry.  Returns 0, -EINVAL
+ * (malformed), -EACCES (wrong mac or another member's), -EKEYEXPIRED
+ * (expiry <= now). */
 RS_EXPORT int rs_token_verify(const struct rs_secret *s, const char *token, const char *member, uint64_t now,
 			      uint64_t *expiry);
 

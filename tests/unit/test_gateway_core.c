@@ -686,6 +686,48 @@ static void test_hello_timeout(void **state)
 	check(fx, 0);
 }
 
+/* A HELLO whose token expires at expiry (minted with the fixture's secret). */
+static void hello_expiring(struct fx *fx, int no, const char *member, uint64_t expiry)
+{
+	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_HELLO };
+
+	snprintf(f.u.hello.member_id, sizeof(f.u.hello.member_id), "%s", member);
+	snprintf(f.u.hello.instance_id, sizeof(f.u.hello.instance_id), "inst-%d", no);
+	f.u.hello.epoch = 1;
+	assert_int_equal(rs_token_mint(&fx->secret, member, expiry, f.u.hello.token, sizeof(f.u.hello.token)), 0);
+	feed(fx, no, &f);
+}
+
+/* The cap on an incoming token's expiry (default 24 h ahead): a token
+ * with a good mac that expires further ahead is refused BAD_TOKEN, or a
+ * token minted for years (or leaked) would be good for years.  At the cap
+ * exactly it is accepted. */
+static void test_token_expiry_cap(void **state)
+{
+	struct fx *fx = *state;
+	struct rs_gw_store_req *r;
+	const struct rs_frame *f;
+
+	open_link(fx, 1, false);
+	hello_expiring(fx, 1, "m1", 1700000000ULL + 86400 + 1);
+	assert_int_equal(rs_gw_link_state(fx->links[1]), RS_GW_CLOSING);
+	f = last_frame(fx, 1, RS_FRAME_REJECT);
+	assert_non_null(f);
+	assert_int_equal(f->u.reject.code, RS_REJECT_BAD_TOKEN);
+	assert_int_equal(ctr(fx)->rejects[RS_GW_REJECT_BAD_TOKEN], 1);
+	rs_gw_core_link_closed(fx->core, fx->links[1], RS_GW_LINK_FLUSHED, fx->now);
+	open_link(fx, 2, false);
+	hello_expiring(fx, 2, "m2", 1700000000ULL + 86400);
+	assert_int_equal(rs_gw_link_state(fx->links[2]), RS_GW_PLACING);
+	r = take(fx, RS_GW_STORE_ADMIT);
+	admit_item(fx, r, 0, true);
+	done(fx, r, 0);
+	assert_int_equal(rs_gw_link_state(fx->links[2]), RS_GW_ATTACHED);
+	assert_int_equal(ctr(fx)->rejects[RS_GW_REJECT_BAD_TOKEN], 1);
+	rs_gw_core_link_closed(fx->core, fx->links[2], RS_GW_LINK_LOST, fx->now);
+	done(fx, take(fx, RS_GW_STORE_LEAVE), 0);
+}
+
 /* ---- 2. admission batching ---- */
 
 static void test_admission_batching(void **state)
@@ -1278,6 +1320,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_deferred_placement, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drain_handoff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hello_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_token_expiry_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_batching, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drain_target_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_stalled, setup, teardown),

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_token.c - `ringsteerctl token`: mints a supervisor token from the
- * cluster secret file, or checks one.
+ * keyring or cluster secret file (with its signing key), or checks one
+ * (with the key the token names).  The file is the gateways' --secret.
  *
  *   token --secret FILE --member ID --ttl SECONDS   prints the token
  *   token --secret FILE --member ID --verify TOKEN  prints "ok expiry=N"
@@ -23,6 +24,7 @@
 #include "ctl.h"
 #include "ctl_args.h"
 #include "ctl_json.h"
+#include "ringsteer/keyring.h"
 #include "ringsteer/proto.h"
 #include "ringsteer/token.h"
 
@@ -38,11 +40,16 @@ static const char token_usage[] =
 	"    The first form prints a token for supervisor ID that expires SECONDS\n"
 	"    (at least 1) from now.  The second checks TOKEN for ID now and prints\n"
 	"    \"ok expiry=N\" (exit 0) or why it is not valid (exit 1).\n"
-	"    FILE holds the cluster secret: 16 to 4096 bytes, one trailing newline\n"
-	"    ignored.  The secret is never taken from the command line.\n"
+	"    FILE is the gateways' --secret: a keyring (first line\n"
+	"    \"ringsteer-keyring v1\", then \"<key-id> <secret> [<since>]\" lines, oldest\n"
+	"    first), whose signing key mints and whose key named by the token\n"
+	"    verifies; or one cluster secret, 16 to 4096 bytes, one trailing newline\n"
+	"    ignored, whose tokens carry no key id.  Its mode must give its group\n"
+	"    and others no access (0600 or 0400).  Secrets are never taken from the\n"
+	"    command line.\n"
 	"\n"
 	"OPTIONS\n"
-	"    --secret FILE    the cluster secret\n"
+	"    --secret FILE    the keyring or cluster secret\n"
 	"    --member ID      the supervisor's member id ([a-z0-9.-])\n"
 	"    --ttl SECONDS    mint a token valid that long\n"
 	"    --verify TOKEN   check TOKEN instead\n"
@@ -78,11 +85,11 @@ static void print_verdict_json(const char *member, const char *reason, uint64_t 
 }
 
 /* Prints the verdict on token; returns the exit status (0 valid, 1 not). */
-static int verify_and_print(const struct rs_secret *secret, const char *token, const char *member,
+static int verify_and_print(const struct rs_keyring *keys, const char *token, const char *member,
 			    uint64_t now, bool json)
 {
 	uint64_t expiry = 0;
-	int err = rs_token_verify(secret, token, member, now, &expiry);
+	int err = rs_keyring_verify(keys, token, member, now, &expiry);
 
 	if (json && (err == 0 || err == -EKEYEXPIRED || err == -EACCES || err == -EINVAL)) {
 		print_verdict_json(member, err == 0 ? "ok" : err == -EKEYEXPIRED ? "expired" :
@@ -98,7 +105,7 @@ static int verify_and_print(const struct rs_secret *secret, const char *token, c
 		       (unsigned long long)now);
 		return 1;
 	case -EACCES:
-		puts("invalid: wrong mac or another member's token");
+		puts("invalid: wrong mac, another member's token, or a key not in FILE");
 		return 1;
 	case -EINVAL:
 		puts("invalid: malformed token");
@@ -155,7 +162,8 @@ int ctl_token(int argc, char **argv)
 					  .on_own = on_own,
 					  .ctx = &t };
 	struct ctl_opts o;
-	struct rs_secret secret = { .len = 0 };
+	static struct rs_keyring keys; /* 33 KiB: off the stack */
+	size_t line = 0;
 	const char *secret_path, *member, *ttl_arg, *verify;
 	char token[RS_TOKEN_MAX + 1];
 	uint64_t ttl = 0, now = 0;
@@ -191,10 +199,17 @@ int ctl_token(int argc, char **argv)
 		goto cleanup;
 	if (ttl > UINT64_MAX - now)
 		return ctl_usage_error("token", "--ttl: %s is too large", ttl_arg);
-	err = rs_secret_load(secret_path, &secret);
-	if (err == -EINVAL) {
-		fprintf(stderr, "ringsteerctl token: %s: a secret must be %d to %d bytes\n", secret_path,
+	err = rs_keyring_load(secret_path, &keys, &line);
+	if (err == -EINVAL && line > 0) {
+		fprintf(stderr, "ringsteerctl token: %s:%zu: not a key line \"<key-id> <secret> [<since>]\" (a new key id\n"
+			"of [a-z0-9-], a secret of %d to %d bytes, since in unix seconds)\n", secret_path, line,
 			RS_SECRET_MIN, RS_SECRET_MAX);
+		err = 0;
+		goto cleanup;
+	}
+	if (err == -EINVAL) {
+		fprintf(stderr, "ringsteerctl token: %s: a secret must be %d to %d bytes (a keyring: one key at least)\n",
+			secret_path, RS_SECRET_MIN, RS_SECRET_MAX);
 		err = 0;
 		goto cleanup;
 	}
@@ -204,10 +219,10 @@ int ctl_token(int argc, char **argv)
 		goto cleanup;
 	}
 	if (verify) {
-		rc = verify_and_print(&secret, verify, member, now, json);
+		rc = verify_and_print(&keys, verify, member, now, json);
 		goto cleanup;
 	}
-	err = rs_token_mint(&secret, member, now + ttl, token, sizeof(token));
+	err = rs_keyring_mint(&keys, now, member, now + ttl, token, sizeof(token));
 	if (err)
 		goto cleanup;
 	if (json) {
@@ -224,6 +239,6 @@ int ctl_token(int argc, char **argv)
 cleanup:
 	if (rc == 1 && err)
 		fprintf(stderr, "ringsteerctl token: %s\n", strerror(-err));
-	OPENSSL_cleanse(&secret, sizeof(secret));
+	rs_keyring_wipe(&keys);
 	return rc;
 }

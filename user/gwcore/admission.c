@@ -196,10 +196,11 @@ void gwc_hello(struct rs_gw_link *l, const struct rs_hello *h)
 
 	snprintf(l->member_id, sizeof(l->member_id), "%s", h->member_id);
 	snprintf(l->instance_id, sizeof(l->instance_id), "%s", h->instance_id);
-	err = rs_token_verify(core->cfg.secret, h->token, h->member_id, (uint64_t)(core->now.wall_ms / 1000), &expiry);
+	err = gwc_token_verify(core, h->token, h->member_id, &expiry);
 	if (err) {
 		gwc_reject(l, RS_GW_REJECT_BAD_TOKEN, RS_REJECT_BAD_TOKEN,
-			   err == -EKEYEXPIRED ? "token expired" : "token invalid for this member");
+			   err == -EKEYEXPIRED ? "token expired" :
+			   err == -ERANGE      ? "token expires too far ahead" : "token invalid for this member");
 		return;
 	}
 	/* mTLS: the token says who may attach, the certificate who speaks. */

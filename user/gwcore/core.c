@@ -23,6 +23,8 @@ int rs_gw_core_new(const struct rs_gw_core_config *cfg, const struct rs_gw_callb
 	if (!core)
 		return -ENOMEM;
 	core->cfg = *cfg;
+	/* Never below what this core mints itself, or it would refuse its own. */
+	core->token_max_ttl_s = cfg->token_ttl_s > RS_GW_TOKEN_MAX_TTL_DEFAULT ? cfg->token_ttl_s : RS_GW_TOKEN_MAX_TTL_DEFAULT;
 	if (!core->cfg.store_queue_max)
 		core->cfg.store_queue_max = GWC_STORE_QUEUE_MAX_DEFAULT;
 	core->cb = *cb;
@@ -143,7 +145,7 @@ static void on_refresh(struct rs_gw_link *l)
 		return;
 	}
 	l->refresh_next_ms = core->now.mono_ms + core->cfg.heartbeat_ms;
-	if (rs_token_mint(core->cfg.secret, l->member_id, expiry, f.u.token.token, sizeof(f.u.token.token)) != 0) {
+	if (gwc_token_mint(core, l->member_id, expiry, f.u.token.token, sizeof(f.u.token.token)) != 0) {
 		gwc_log(core, "error", "event", "token_mint_failed", "member", l->member_id, NULL);
 		return;
 	}

@@ -77,6 +77,8 @@ struct gwc_log_rate {
 
 struct rs_gw_core {
 	struct rs_gw_core_config cfg;
+	const struct rs_keyring *keyring;     /* NULL: cfg.secret signs and verifies (tokens.c) */
+	uint32_t token_max_ttl_s;            /* a HELLO token expiring further ahead is refused */
 	struct rs_gw_callbacks cb;
 	void *user;
 	struct rs_gw_time now;               /* the time of the event being handled */
@@ -222,5 +224,11 @@ void gwc_placement_failed(struct rs_gw_link *l, int err, bool tried);
 /* ---- heartbeat.c ---- */
 void gwc_heartbeat(struct rs_gw_core *core);
 void gwc_heartbeat_answered(struct rs_gw_core *core, struct gwc_req *req, bool was_up, int err);
+
+/* tokens.c: a HELLO token checked for member at the core's wall clock
+ * (rs_token_verify's errors, -ERANGE beyond the expiry cap), and a REFRESH
+ * token minted (rs_token_mint's errors). */
+int gwc_token_verify(const struct rs_gw_core *core, const char *token, const char *member, uint64_t *expiry);
+int gwc_token_mint(const struct rs_gw_core *core, const char *member, uint64_t expiry, char *out, size_t cap);
 
 #endif

@@ -34,7 +34,8 @@ static const char usage[] =
 	"redialed, REJECT hints honoured, tokens refreshed, drains make-before-break.\n"
 	"\n"
 	"  --service ADDR:PORT     the gateways' Service address\n"
-	"  --secret FILE           the cluster secret: each member's token is minted from it\n"
+	"  --secret FILE           a keyring or the cluster secret: each member's token is\n"
+	"                          minted with its signing key (mode 0600 or 0400)\n"
 	"  --count N               members (1..1000000)\n"
 	"  --prefix P              member ids are P1..PN ([a-z0-9.-])\n"
 	"  --bind CIDR             member i's source address is the i-th address of CIDR,\n"
@@ -264,11 +265,19 @@ int main(int argc, char **argv)
 		snprintf(sw->service_name, sizeof(sw->service_name), "%s", sw->cfg.tls_server_name);
 	else
 		rs_endpoint_host(sw->cfg.service, sw->service_name, sizeof(sw->service_name));
-	err = rs_secret_load(sw->cfg.secret_file, &sw->secret);
-	if (err) {
-		rs_log(stderr, "error", sw->who, "event", "secret_failed", "file", sw->cfg.secret_file, "error",
-		       rs_secret_strerror(err), NULL);
-		goto cleanup;
+	{
+		char line[24];
+		size_t at = 0;
+
+		err = rs_keyring_load(sw->cfg.secret_file, &sw->keys, &at);
+		snprintf(line, sizeof(line), "%zu", at);
+		if (err) {
+			rs_log(stderr, "error", sw->who, "event", "secret_failed", "file", sw->cfg.secret_file, "error",
+			       err == -EINVAL ? "not a keyring (see the line) nor a secret of 16 to 4096 bytes" :
+						rs_secret_strerror(err),
+			       "line", line, NULL);
+			goto cleanup;
+		}
 	}
 	sw->members = calloc(sw->cfg.count, sizeof(*sw->members));
 	sw->base = event_base_new();
@@ -328,7 +337,7 @@ cleanup:
 	if (sw->base)
 		event_base_free(sw->base);
 	SSL_CTX_free(sw->tls);
-	OPENSSL_cleanse(&sw->secret, sizeof(sw->secret));
+	rs_keyring_wipe(&sw->keys);
 	free(sw);
 	return rc;
 }

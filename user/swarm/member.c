@@ -259,7 +259,7 @@ static int mint_token(struct swarm *sw, struct swarm_member *m)
 	char token[RS_TOKEN_MAX + 1];
 	struct rs_mc_time now = now_mc();
 	uint64_t expiry = (uint64_t)now.wall_ms / 1000 + sw->cfg.token_ttl_s;
-	int err = rs_token_mint(&sw->secret, m->id, expiry, token, sizeof(token));
+	int err = rs_keyring_mint(&sw->keys, (uint64_t)now.wall_ms / 1000, m->id, expiry, token, sizeof(token));
 
 	if (err)
 		return err;

@@ -21,6 +21,7 @@
 #include "util/cidr.h"
 #include "ringsteer/member_core.h"
 #include "ringsteer/proto.h"
+#include "ringsteer/keyring.h"
 #include "ringsteer/token.h"
 #include "gap.h"
 
@@ -89,7 +90,7 @@ struct swarm {
 	struct swarm_config cfg;
 	struct event_base *base;
 	struct swarm_member *members;
-	struct rs_secret secret;
+	struct rs_keyring keys;      /* --secret: members' tokens are minted with its signing key */
 	SSL_CTX *tls;
 	char who[SWARM_PREFIX_MAX + 16];
 	char service_name[RS_ENDPOINT_MAX + 1];

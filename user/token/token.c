@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* token.c - supervisor tokens (include/ringsteer/token.h).
  *
- * A token is "<member>.<expiry>.<mac>": member a valid member id (1..253
- * bytes of [a-z0-9.-], so it may hold dots), expiry unix seconds in canonical
+ * A token is "[<kid>:]<member>.<expiry>.<mac>": kid a key id (1..32 bytes
+ * of [a-z0-9-]) naming the key that signed it, or absent (a legacy token,
+ * or one of a legacy secret file); member a valid member id (1..253 bytes
+ * of [a-z0-9.-], so it may hold dots), expiry unix seconds in canonical
  * decimal, mac the 64 lower-case hex digits of
- * HMAC-SHA256(secret, "<member>\n<expiry>").
+ * HMAC-SHA256(secret, "[<kid>:]<member>\n<expiry>").  The key id is inside
+ * the mac, so it cannot be moved onto another key's token; and a keyed
+ * message (it holds a ':') is never a legacy one (a member id holds none).
  *
  * Guarantees:
- *  - Parsing is strict and total: a token is split at its last two dots;
+ *  - Parsing is strict and total: a token is split at its first ':' (if
+ *    any; the key id before it must be valid) and its last two dots;
  *    the expiry is 1..20 digits, no sign, no leading zero (except "0"),
  *    fitting in 64 bits; the mac is exactly 64 digits of [0-9a-f].  Anything
  *    else, or a token longer than RS_TOKEN_MAX, is -EINVAL, and no byte past
@@ -21,9 +26,7 @@
  *    mint and verify (-EINVAL) as it is by rs_secret_load.
  *  - rs_secret_load refuses (-EPERM) a file whose mode gives its group or
  *    others any access: a secret others could read may already be known,
- *    and a token minted from it proves nothing.  The mode is read with
- *    fstat on the descriptor it reads, so a swap between check and read
- *    cannot slip a different file past it.
+ *    and a token minted from it proves nothing (private_file.c).
  *  - Secret bytes and computed macs held on the stack are wiped with
  *    OPENSSL_cleanse before return; a failed rs_secret_load leaves *out
  *    wiped with len 0.
@@ -31,18 +34,17 @@
 #include "ringsteer/token.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include "ringsteer/proto.h"
 #include "ringsteer/ring.h"
+#include "private_file.h"
+#include "token_kid.h"
 
 #define TOKEN_MAC_LEN 32                  /* bytes of HMAC-SHA256 */
 #define TOKEN_HEX_LEN (2 * TOKEN_MAC_LEN) /* characters of its hex form */
@@ -50,6 +52,7 @@
 
 /* The parts of a parsed token (the member copied out, NUL-terminated). */
 struct token_parts {
+	char kid[RS_KEY_ID_MAX + 1]; /* "" when the token has none */
 	char member[RS_ID_MAX + 1];
 	uint64_t expiry;
 	uint8_t mac[TOKEN_MAC_LEN];
@@ -90,10 +93,21 @@ static int parse_expiry(const char *s, size_t len, uint64_t *out)
 	return 0;
 }
 
-/* Splits token at its last two dots into *p.  Returns 0 or -EINVAL. */
+bool rs_key_id_ok(const char *s, size_t len)
+{
+	if (len == 0 || len > RS_KEY_ID_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+			return false;
+	return true;
+}
+
+/* Splits token at its first ':' and its last two dots into *p.  Returns 0
+ * or -EINVAL. */
 static int token_parse(const char *token, struct token_parts *p)
 {
-	const char *dot_mac = NULL, *dot_expiry = NULL;
+	const char *dot_mac = NULL, *dot_expiry = NULL, *colon;
 	size_t len, member_len;
 
 	if (!token)
@@ -101,6 +115,18 @@ static int token_parse(const char *token, struct token_parts *p)
 	len = strnlen(token, RS_TOKEN_MAX + 1);
 	if (len > RS_TOKEN_MAX)
 		return -EINVAL;
+	p->kid[0] = '\0';
+	colon = memchr(token, ':', len);
+	if (colon) {
+		size_t kid_len = (size_t)(colon - token);
+
+		if (!rs_key_id_ok(token, kid_len))
+			return -EINVAL;
+		memcpy(p->kid, token, kid_len);
+		p->kid[kid_len] = '\0';
+		len -= kid_len + 1;
+		token = colon + 1;
+	}
 	for (size_t i = len; i > 0; i--) {
 		if (token[i - 1] != '.')
 			continue;
@@ -134,16 +160,16 @@ static int token_parse(const char *token, struct token_parts *p)
 	return 0;
 }
 
-/* Computes HMAC-SHA256(secret, "<member>\n<expiry>") into mac.  member is
- * a valid member id.  Returns 0 or -EIO. */
-static int token_mac(const struct rs_secret *s, const char *member, uint64_t expiry,
+/* Computes HMAC-SHA256(secret, "[<kid>:]<member>\n<expiry>") into mac.  kid
+ * is "" or a valid key id, member a valid member id.  Returns 0 or -EIO. */
+static int token_mac(const struct rs_secret *s, const char *kid, const char *member, uint64_t expiry,
 		     uint8_t mac[TOKEN_MAC_LEN])
 {
-	char msg[RS_ID_MAX + 1 + TOKEN_EXPIRY_DIGITS + 1];
+	char msg[RS_KEY_ID_MAX + 1 + RS_ID_MAX + 1 + TOKEN_EXPIRY_DIGITS + 1];
 	size_t mac_len = 0;
 	int n;
 
-	n = snprintf(msg, sizeof(msg), "%s\n%llu", member, (unsigned long long)expiry);
+	n = snprintf(msg, sizeof(msg), "%s%s%s\n%llu", kid, *kid ? ":" : "", member, (unsigned long long)expiry);
 	if (n < 0 || (size_t)n >= sizeof(msg))
 		return -EIO;
 	if (!EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, s->key, s->len, (const unsigned char *)msg,
@@ -157,52 +183,17 @@ static int token_mac(const struct rs_secret *s, const char *member, uint64_t exp
 
 int rs_secret_load(const char *path, struct rs_secret *out)
 {
+	/* A maximal secret and its newline; anything longer is refused. */
 	uint8_t buf[RS_SECRET_MAX + 1];
-	struct stat st;
 	size_t len = 0;
-	int fd, err = 0;
+	int err;
 
 	out->len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		err = -errno;
+	err = rs_private_file_read(path, buf, sizeof(buf), &len);
+	if (err == -EFBIG)
+		err = -EINVAL;
+	if (err)
 		goto cleanup;
-	}
-	if (fstat(fd, &st) != 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	/* Only a regular file's mode says who can read the bytes later; a
-	 * pipe's (a secret handed over by <(...)) does not, and a directory
-	 * fails at read with its own errno. */
-	if (S_ISREG(st.st_mode) && (st.st_mode & 077)) {
-		err = -EPERM;
-		goto cleanup;
-	}
-	/* Read at most RS_SECRET_MAX + 1 bytes (a maximal secret and its
-	 * newline), then one more probe byte to tell a longer file. */
-	for (;;) {
-		uint8_t probe;
-		ssize_t r;
-
-		if (len < sizeof(buf))
-			r = read(fd, buf + len, sizeof(buf) - len);
-		else
-			r = read(fd, &probe, 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err = -errno;
-			goto cleanup;
-		}
-		if (r == 0)
-			break;
-		if (len == sizeof(buf)) {
-			err = -EINVAL; /* longer than RS_SECRET_MAX + "\n" */
-			goto cleanup;
-		}
-		len += (size_t)r;
-	}
 	if (len > 0 && buf[len - 1] == '\n')
 		len--;
 	if (len < RS_SECRET_MIN || len > RS_SECRET_MAX) {
@@ -215,8 +206,6 @@ cleanup:
 	if (err)
 		OPENSSL_cleanse(out->key, sizeof(out->key));
 	OPENSSL_cleanse(buf, sizeof(buf));
-	if (fd >= 0)
-		close(fd);
 	return err;
 }
 
@@ -229,27 +218,41 @@ const char *rs_secret_strerror(int err)
 
 int rs_token_mint(const struct rs_secret *s, const char *member, uint64_t expiry, char *out, size_t cap)
 {
+	return rs_token_mint_kid(s, NULL, member, expiry, out, cap);
+}
+
+int rs_token_mint_kid(const struct rs_secret *s, const char *kid, const char *member, uint64_t expiry, char *out,
+		      size_t cap)
+{
 	uint8_t mac[TOKEN_MAC_LEN];
 	static const char hex[] = "0123456789abcdef";
-	size_t member_len, expiry_len;
+	size_t member_len, expiry_len, kid_len;
 	char digits[TOKEN_EXPIRY_DIGITS + 1];
 	char *p;
 	int err = 0;
 
 	if (out && cap > 0)
 		out[0] = '\0';
-	if (!secret_ok(s) || !member || !rs_proto_member_id_ok(member))
+	if (!kid)
+		kid = "";
+	kid_len = strlen(kid);
+	if (!secret_ok(s) || !member || !rs_proto_member_id_ok(member) || (kid_len && !rs_key_id_ok(kid, kid_len)))
 		return -EINVAL;
 	if (!out)
 		return -ENOSPC;
 	member_len = strlen(member);
 	expiry_len = (size_t)snprintf(digits, sizeof(digits), "%llu", (unsigned long long)expiry);
-	if (cap < member_len + 1 + expiry_len + 1 + TOKEN_HEX_LEN + 1)
+	if (cap < kid_len + !!kid_len + member_len + 1 + expiry_len + 1 + TOKEN_HEX_LEN + 1)
 		return -ENOSPC;
-	err = token_mac(s, member, expiry, mac);
+	err = token_mac(s, kid, member, expiry, mac);
 	if (err)
 		goto cleanup;
 	p = out;
+	if (kid_len) {
+		memcpy(p, kid, kid_len);
+		p += kid_len;
+		*p++ = ':';
+	}
 	memcpy(p, member, member_len);
 	p += member_len;
 	*p++ = '.';
@@ -282,7 +285,7 @@ int rs_token_verify(const struct rs_secret *s, const char *token, const char *me
 		return err;
 	if (strcmp(parts.member, member) != 0)
 		return -EACCES;
-	err = token_mac(s, parts.member, parts.expiry, want);
+	err = token_mac(s, parts.kid, parts.member, parts.expiry, want);
 	if (err)
 		goto cleanup;
 	if (CRYPTO_memcmp(want, parts.mac, TOKEN_MAC_LEN) != 0) {
@@ -296,6 +299,17 @@ int rs_token_verify(const struct rs_secret *s, const char *token, const char *me
 cleanup:
 	OPENSSL_cleanse(want, sizeof(want));
 	return err;
+}
+
+int rs_token_key_id(const char *token, char kid[RS_KEY_ID_MAX + 1])
+{
+	struct token_parts parts;
+	int err = token_parse(token, &parts);
+
+	if (err)
+		return err;
+	memcpy(kid, parts.kid, sizeof(parts.kid));
+	return 0;
 }
 
 int rs_token_expiry(const char *token, uint64_t *expiry)
