@@ -34,6 +34,7 @@ struct gw_conn {
 	struct gw_unauth_key source_key;
 	bool unauth;              /* counted in gw->unauth: not yet attached */
 	bool closing;             /* the core closed it: flushing */
+	bool overflowed;          /* past --max-unsent: closed from the loop, nothing more queued */
 };
 
 static void conn_authenticated(struct gw_conn *c)
@@ -74,6 +75,39 @@ static void on_close_timer(evutil_socket_t fd, short what, void *arg)
 	gw_core_settle(gw);
 }
 
+/* A peer that let --max-unsent bytes pile up: closed as lost, from the
+ * loop (the core, which queued the frame, is up the stack). */
+static void on_overflow_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct gw_conn *c = arg;
+	struct gateway *gw = c->gw;
+
+	(void)fd;
+	(void)what;
+	conn_free(c, RS_GW_LINK_LOST);
+	gw_core_settle(gw);
+}
+
+/* Past --max-unsent: counted, logged, closed soon; a peer that does not
+ * read cannot make the gateway hold its output without bound. */
+static void overflowed(struct gw_conn *c, size_t unsent)
+{
+	struct gateway *gw = c->gw;
+	struct timeval now = { 0, 0 };
+	char n[24];
+
+	c->overflowed = true;
+	gw->counters.unsent_closed++;
+	snprintf(n, sizeof(n), "%zu", unsent);
+	rs_log(stderr, "warn", gw->who, "event", "unsent_cap", "bytes", n, NULL);
+	bufferevent_disable(c->bev, EV_READ);
+	if (c->timer)
+		return; /* closing already: its flush cap frees it */
+	c->timer = evtimer_new(gw->base, on_overflow_timer, c);
+	if (!c->timer || evtimer_add(c->timer, &now) != 0)
+		rs_log(stderr, "error", gw->who, "event", "timer_failed", NULL);
+}
+
 static void write_done(struct bufferevent *bev, void *arg)
 {
 	struct gw_conn *c = arg;
@@ -91,7 +125,14 @@ static void cb_send(void *user, void *link_user, const struct rs_frame *f)
 	struct gateway *gw = user;
 	struct gw_conn *c = link_user;
 	struct evbuffer *out = bufferevent_get_output(c->bev);
+	size_t unsent = evbuffer_get_length(out);
 
+	if (c->overflowed)
+		return;
+	if (unsent > gw->cfg.max_unsent) {
+		overflowed(c, unsent);
+		return;
+	}
 	/* HEARTBEAT by reference to the frame encoded once, so ten thousand
 	 * supervisors do not each get a fresh output chain every interval. */
 	if (f->type == RS_FRAME_HEARTBEAT) {
@@ -114,6 +155,8 @@ static void cb_close(void *user, void *link_user)
 
 	c->closing = true;
 	bufferevent_disable(c->bev, EV_READ);
+	if (c->overflowed)
+		return; /* its overflow timer frees it */
 	/* Never freed here: the core and its caller up the stack still hold c. */
 	c->timer = evtimer_new(gw->base, on_close_timer, c);
 	if (!c->timer || evtimer_add(c->timer, &tv) != 0)

@@ -21,7 +21,6 @@
 
 #include "ringsteer/drain.h"
 #include "ringsteer/gateway_core.h"
-#include "ringsteer/keyring.h"
 #include "ringsteer/proto.h"
 #include "ringsteer/store.h"
 #include "store/store_worker.h"
@@ -42,7 +41,6 @@ struct gw_config {
 	uint32_t hello_timeout_ms;
 	uint32_t reservation_ms;
 	uint32_t token_ttl_s;        /* lifetime of tokens minted on REFRESH */
-	uint32_t token_max_ttl_s;    /* a HELLO token expiring further ahead is refused */
 	uint32_t home_grace_ms;      /* a departure's place kept this long (0: freed) */
 	bool home_grace_set;         /* --home-grace given; else it is the TTL */
 	bool no_placement;           /* accept everyone where they land (benchmarks) */
@@ -55,6 +53,7 @@ struct gw_config {
 	uint32_t max_unauth;         /* connections not yet past HELLO + token, in total */
 	uint32_t max_unauth_per_source; /* the same, per peer IP address */
 	uint32_t max_sessions;       /* attached supervisors; 0: no limit */
+	uint32_t max_unsent;         /* bytes queued for a peer that does not read, past which it is closed */
 	uint32_t limit_retry_ms;     /* retry_after_ms sent with REJECT LIMIT */
 	const char *tls_cert;        /* PEM chain: TLS 1.3 on both listeners */
 	const char *tls_key;
@@ -98,6 +97,7 @@ struct gw_counters {
 	uint64_t tls_reloads_ok;      /* SIGHUP: certificate, key and CA read anew */
 	uint64_t tls_reloads_failed;  /* SIGHUP: the files were unusable; the old ones still serve */
 	uint64_t agent_attempts[GW_AGENT_RESULT_COUNT]; /* registrations with the node agent, by result */
+	uint64_t unsent_closed;       /* connections closed with more than --max-unsent bytes unsent */
 };
 
 struct gw_conn;
@@ -112,7 +112,7 @@ struct gateway {
 	struct rs_store *store;       /* owned by the worker while it runs: never used on the loop */
 	struct rs_store_worker *worker; /* runs the core's store requests, off the loop (store_call.c) */
 	struct event *store_watch_ev; /* judges a call that runs too long (store_call.c) */
-	struct rs_keyring keys;       /* --secret: a keyring, or one legacy secret */
+	struct rs_secret secret;
 	struct evconnlistener *listen_lst, *peer_lst;
 	struct rs_http *http;
 	struct event *heartbeat_ev, *sigterm_ev, *sigint_ev, *sighup_ev;

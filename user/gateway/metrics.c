@@ -114,6 +114,10 @@ static void render(const void *ctx, struct evbuffer *b)
 	       "Queued admissions answered unavailable (accepted degraded) behind a store call past --store-timeout.");
 	evbuffer_add_printf(b, "ringsteer_gateway_store_cancelled_total{gateway=\"%s\"} %llu\n", id,
 			    (unsigned long long)k->store_cancelled);
+	rs_metrics_family(b, "ringsteer_gateway_unsent_closed_total", "counter",
+			  "Connections closed because more than --max-unsent bytes waited for a peer that did not read.");
+	evbuffer_add_printf(b, "ringsteer_gateway_unsent_closed_total{gateway=\"%s\"} %llu\n", id,
+			    (unsigned long long)gw->counters.unsent_closed);
 	rs_metrics_family(b, "ringsteer_gateway_refresh_limited_total", "counter",
 			  "REFRESH frames dropped: more than one per heartbeat on a connection.");
 	evbuffer_add_printf(b, "ringsteer_gateway_refresh_limited_total{gateway=\"%s\"} %llu\n", id,
