@@ -21,6 +21,7 @@
 
 #include "ringsteer/drain.h"
 #include "ringsteer/gateway_core.h"
+#include "ringsteer/keyring.h"
 #include "ringsteer/proto.h"
 #include "ringsteer/store.h"
 #include "store/store_worker.h"
@@ -41,6 +42,7 @@ struct gw_config {
 	uint32_t hello_timeout_ms;
 	uint32_t reservation_ms;
 	uint32_t token_ttl_s;        /* lifetime of tokens minted on REFRESH */
+	uint32_t token_max_ttl_s;    /* a HELLO token expiring further ahead is refused */
 	uint32_t home_grace_ms;      /* a departure's place kept this long (0: freed) */
 	bool home_grace_set;         /* --home-grace given; else it is the TTL */
 	bool no_placement;           /* accept everyone where they land (benchmarks) */
@@ -112,7 +114,7 @@ struct gateway {
 	struct rs_store *store;       /* owned by the worker while it runs: never used on the loop */
 	struct rs_store_worker *worker; /* runs the core's store requests, off the loop (store_call.c) */
 	struct event *store_watch_ev; /* judges a call that runs too long (store_call.c) */
-	struct rs_secret secret;
+	struct rs_keyring keys;       /* --secret: a keyring, or one legacy secret */
 	struct evconnlistener *listen_lst, *peer_lst;
 	struct rs_http *http;
 	struct event *heartbeat_ev, *sigterm_ev, *sigint_ev, *sighup_ev;

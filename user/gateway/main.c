@@ -33,7 +33,8 @@ static const char usage[] =
 	"  --peer ADDR:PORT        peer endpoint: listened on and advertised for redirects\n"
 	"  --advertise-peer A:P    advertise this peer endpoint instead of --peer\n"
 	"  --store URL             default " RS_STORE_DEFAULT_URL "\n"
-	"  --secret FILE           cluster secret for supervisor tokens\n"
+	"  --secret FILE           the keys of supervisor tokens: a keyring file, or one\n"
+	"                          cluster secret (mode 0600 or 0400; docs/OPERATIONS.md)\n"
 	"  --metrics ADDR:PORT     GET /metrics, /readyz, /healthz\n"
 	"  --agent PATH            register the listening sockets with the node agent there;\n"
 	"                          retried every heartbeat until it succeeds, and again\n"
@@ -43,6 +44,8 @@ static const char usage[] =
 	"  --hello-timeout MS      close connections without HELLO by then (default 5000)\n"
 	"  --reservation MS        lifetime of a redirect's reservation (default 5000)\n"
 	"  --token-ttl SECONDS     lifetime of tokens renewed over REFRESH (default 3600)\n"
+	"  --token-max-ttl SECONDS a HELLO token expiring further ahead is refused, BAD_TOKEN\n"
+	"                          (default 86400; at least --token-ttl)\n"
 	"  --home-grace MS         a departed supervisor's place is kept this long, so that\n"
 	"                          it comes back here (0: freed at once; default the TTL)\n"
 	"  --no-placement          accept every supervisor where it lands (benchmarks)\n"
@@ -90,7 +93,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 {
 	enum { O_AGENT = 255, O_ADVERTISE = 256, O_HELLO, O_RESERVATION, O_TOKEN_TTL, O_NO_PLACEMENT, O_BUDGET, O_PACE, O_WAIT, O_IN_FLIGHT,
 	       O_HANDOFF_TIMEOUT, O_STORE_TIMEOUT, O_MAX_FRAME, O_MAX_UNAUTH, O_MAX_UNAUTH_SOURCE, O_MAX_SESSIONS,
-	       O_LIMIT_RETRY, O_MAX_UNSENT, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_INSECURE, O_HOME_GRACE };
+	       O_LIMIT_RETRY, O_MAX_UNSENT, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_INSECURE, O_HOME_GRACE, O_TOKEN_MAX_TTL };
 	static const struct option opts[] = {
 		{ "id", required_argument, NULL, 'i' },
 		{ "listen", required_argument, NULL, 'l' },
@@ -105,6 +108,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		{ "hello-timeout", required_argument, NULL, O_HELLO },
 		{ "reservation", required_argument, NULL, O_RESERVATION },
 		{ "token-ttl", required_argument, NULL, O_TOKEN_TTL },
+		{ "token-max-ttl", required_argument, NULL, O_TOKEN_MAX_TTL },
 		{ "home-grace", required_argument, NULL, O_HOME_GRACE },
 		{ "no-placement", no_argument, NULL, O_NO_PLACEMENT },
 		{ "drain-budget", required_argument, NULL, O_BUDGET },
@@ -131,7 +135,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 	int c;
 
 	*cfg = (struct gw_config){ .store_url = RS_STORE_DEFAULT_URL, .heartbeat_ms = 5000, .ttl_ms = 15000,
-				   .hello_timeout_ms = 5000, .reservation_ms = 5000, .token_ttl_s = 3600,
+				   .hello_timeout_ms = 5000, .reservation_ms = 5000, .token_ttl_s = 3600, .token_max_ttl_s = RS_GW_TOKEN_MAX_TTL_DEFAULT,
 				   .drain = { .pace_ms = 50, .budget_ms = 25000, .membership_wait_ms = 5000,
 						      .max_in_flight = 64 },
 				   .handoff_timeout_ms = 5000, .store_timeout_ms = 1000, .max_frame = RS_FRAME_MAX,
@@ -155,6 +159,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		case O_HELLO: err = parse_ms("--hello-timeout", optarg, &cfg->hello_timeout_ms); break;
 		case O_RESERVATION: err = parse_ms("--reservation", optarg, &cfg->reservation_ms); break;
 		case O_TOKEN_TTL: err = parse_ms("--token-ttl", optarg, &cfg->token_ttl_s); break;
+		case O_TOKEN_MAX_TTL: err = parse_ms("--token-max-ttl", optarg, &cfg->token_max_ttl_s); break;
 		case O_HOME_GRACE:
 			err = rs_parse_flag_u32("ringsteer-gateway", "--home-grace", optarg, 0, 86400000,
 						&cfg->home_grace_ms);
@@ -208,6 +213,11 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 	}
 	if (optind != argc || !cfg->id || !cfg->listen || !cfg->peer || !cfg->secret_file) {
 		fprintf(stderr, "ringsteer-gateway: --id, --listen, --peer and --secret are required (try --help)\n");
+		return -EINVAL;
+	}
+	if (cfg->token_ttl_s > cfg->token_max_ttl_s) {
+		/* It would mint REFRESH tokens that it then refuses. */
+		fprintf(stderr, "ringsteer-gateway: --token-ttl must not exceed --token-max-ttl\n");
 		return -EINVAL;
 	}
 	if (!rs_proto_member_id_ok(cfg->id)) {
@@ -305,7 +315,7 @@ static struct rs_gw_core_config core_config(const struct gateway *gw, bool regis
 	return (struct rs_gw_core_config){
 		.id = cfg->id,
 		.advertise_peer = cfg->advertise_peer,
-		.secret = &gw->secret,
+		.secret = &gw->keys.keys[0].secret, /* required by rs_gw_core_new; the keyring set after it rules */
 		.heartbeat_ms = cfg->heartbeat_ms,
 		.ttl_ms = cfg->ttl_ms,
 		.hello_timeout_ms = cfg->hello_timeout_ms,
@@ -321,6 +331,31 @@ static struct rs_gw_core_config core_config(const struct gateway *gw, bool regis
 	};
 }
 
+/* Loads --secret (a keyring, or one legacy secret), saying which key signs
+ * (an operator rolling a new key checks it here) or why it was refused. */
+static int load_keys(struct gateway *gw)
+{
+	const struct rs_key *signer;
+	char line[24], n[24];
+	size_t at = 0;
+	int err;
+
+	err = rs_keyring_load(gw->cfg.secret_file, &gw->keys, &at);
+	if (err) {
+		snprintf(line, sizeof(line), "%zu", at);
+		rs_log(stderr, "error", gw->who, "event", "secret_failed", "file", gw->cfg.secret_file, "error",
+		       err == -EINVAL ? "not a keyring (see the line) nor a secret of 16 to 4096 bytes" :
+					rs_secret_strerror(err),
+		       "line", line, NULL);
+		return err;
+	}
+	signer = rs_keyring_signer(&gw->keys, (uint64_t)(rs_wall_ms() / 1000));
+	snprintf(n, sizeof(n), "%zu", gw->keys.n);
+	rs_log(stderr, "info", gw->who, "event", "keys_loaded", "file", gw->cfg.secret_file, "keys", n, "signing",
+	       !signer ? "none-yet" : signer->id[0] ? signer->id : "legacy", NULL);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct gateway gw = { 0 };
@@ -333,12 +368,9 @@ int main(int argc, char **argv)
 		return 2;
 	snprintf(gw.who, sizeof(gw.who), "gateway=%s", gw.cfg.id);
 	signal(SIGPIPE, SIG_IGN);
-	err = rs_secret_load(gw.cfg.secret_file, &gw.secret);
-	if (err) {
-		rs_log(stderr, "error", gw.who, "event", "secret_failed", "file", gw.cfg.secret_file, "error",
-		       rs_secret_strerror(err), NULL);
+	err = load_keys(&gw);
+	if (err)
 		goto cleanup;
-	}
 	if (gw_tls_init(&gw) != 0)
 		goto cleanup;
 	opt.ttl_ms = gw.cfg.ttl_ms;
@@ -380,6 +412,11 @@ int main(int argc, char **argv)
 	}
 	core_cfg = core_config(&gw, err == 0);
 	err = rs_gw_core_new(&core_cfg, &gw_core_callbacks, &gw, gw_now(), &gw.core);
+	if (err)
+		goto cleanup;
+	err = rs_gw_core_set_keyring(gw.core, &gw.keys);
+	if (!err)
+		err = rs_gw_core_set_token_max_ttl(gw.core, gw.cfg.token_max_ttl_s);
 	if (err)
 		goto cleanup;
 	err = rs_store_worker_start(gw.base, gw.store, &gw.worker);
@@ -440,6 +477,6 @@ cleanup:
 	rs_store_close(gw.store);
 	gw_unauth_free(&gw.unauth);
 	SSL_CTX_free(gw.tls);
-	OPENSSL_cleanse(gw.secret.key, sizeof(gw.secret.key));
+	rs_keyring_wipe(&gw.keys);
 	return rc;
 }
