@@ -27,6 +27,7 @@
 #include "store/store_worker.h"
 #include "ringsteer/token.h"
 #include "unauth.h"
+#include "util/accept_pause.h"
 
 struct gw_config {
 	const char *id;
@@ -55,6 +56,7 @@ struct gw_config {
 	uint32_t max_unauth;         /* connections not yet past HELLO + token, in total */
 	uint32_t max_unauth_per_source; /* the same, per peer IP address */
 	uint32_t max_sessions;       /* attached supervisors; 0: no limit */
+	bool max_sessions_set;       /* --max-sessions given; else derived from RLIMIT_NOFILE */
 	uint32_t max_unsent;         /* bytes queued for a peer that does not read, past which it is closed */
 	uint32_t limit_retry_ms;     /* retry_after_ms sent with REJECT LIMIT */
 	const char *tls_cert;        /* PEM chain: TLS 1.3 on both listeners */
@@ -128,6 +130,8 @@ struct gateway {
 	bool remove_on_exit;          /* delete our row once the worker has stopped */
 	struct gw_counters counters;
 	struct gw_unauth unauth;      /* connections waiting for HELLO, per source */
+	struct rs_accept_pause pause_listen, pause_peer; /* each listener out of descriptors (accept_errors.c) */
+	uint64_t nofile;              /* RLIMIT_NOFILE as raised at start; 0: unlimited */
 	struct gw_agent_link agent_listen, agent_peer; /* with --agent: each listener's registration */
 };
 
@@ -189,6 +193,22 @@ void gw_agent_watch(struct gateway *gw);
 
 /* The label of a registration result (agent_registration.c). */
 const char *gw_agent_result_label(enum gw_agent_result r);
+
+/* Raises the soft RLIMIT_NOFILE to the hard one; returns the limit now
+ * (0: unlimited or unknown) (fd_limit.c). */
+uint64_t gw_fd_limit_raise(void);
+
+/* The --max-sessions default for a descriptor limit of nofile (0: no
+ * limit): what the reserve and the unauthenticated pool leave (fd_limit.c). */
+uint32_t gw_fd_default_sessions(uint64_t nofile, uint32_t max_unauth);
+
+/* Pauses a listener whose accept fails, with a backoff, counted and logged
+ * once per episode (accept_errors.c).  Returns 0 or -ENOMEM. */
+int gw_accept_pause_start(struct gateway *gw);
+void gw_accept_pause_free(struct gateway *gw);
+
+/* ringsteer_gateway_accept_errors_total (accept_errors.c). */
+void gw_accept_metrics(const struct gateway *gw, struct evbuffer *b);
 
 /* Serves /metrics, /readyz, /healthz on cfg.metrics.  Returns 0 or -errno (metrics.c). */
 int gw_metrics_start(struct gateway *gw);

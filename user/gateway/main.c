@@ -69,7 +69,8 @@ static const char usage[] =
 	"                          total; more are closed at once (1..65536, default 256)\n"
 	"  --max-unauth-per-source N  the same per peer IP address (default 8)\n"
 	"  --max-sessions N        attached supervisors; an arrival that would exceed it gets\n"
-	"                          REJECT LIMIT with a retry hint (default 0: no limit)\n"
+	"                          REJECT LIMIT with a retry hint (0: no limit; default: the\n"
+	"                          descriptor limit less 64 and --max-unauth)\n"
 	"  --limit-retry MS        the retry hint sent with REJECT LIMIT (default 5000)\n"
 	"  --max-unsent BYTES      output queued for a connection that does not read, past\n"
 	"                          which it is closed (1024..67108864, default 262144)\n"
@@ -190,6 +191,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		case O_MAX_SESSIONS:
 			err = rs_parse_flag_u32("ringsteer-gateway", "--max-sessions", optarg, 0, UINT32_MAX,
 						&cfg->max_sessions);
+			cfg->max_sessions_set = true;
 			break;
 		case O_LIMIT_RETRY: err = parse_ms("--limit-retry", optarg, &cfg->limit_retry_ms); break;
 		case O_MAX_UNSENT:
@@ -362,11 +364,15 @@ int main(int argc, char **argv)
 	struct rs_store_options opt = { 0 };
 	struct rs_gw_core_config core_cfg;
 	struct timeval tick;
+	char nofile[24], max_sessions[16];
 	int err, rc = 1;
 
 	if (parse_flags(argc, argv, &gw.cfg))
 		return 2;
 	snprintf(gw.who, sizeof(gw.who), "gateway=%s", gw.cfg.id);
+	gw.nofile = gw_fd_limit_raise();
+	if (!gw.cfg.max_sessions_set)
+		gw.cfg.max_sessions = gw_fd_default_sessions(gw.nofile, gw.cfg.max_unauth);
 	signal(SIGPIPE, SIG_IGN);
 	err = load_keys(&gw);
 	if (err)
@@ -395,6 +401,8 @@ int main(int argc, char **argv)
 		       "error", strerror(errno), NULL);
 		goto cleanup;
 	}
+	if (gw_accept_pause_start(&gw) != 0)
+		goto cleanup;
 	/* Without an agent the gateway runs on, redirect-only: placement stays
 	 * correct, only the round trip returns; the heartbeat tries again. */
 	gw_agent_register_start(&gw);
@@ -435,9 +443,12 @@ int main(int argc, char **argv)
 	    event_add(gw.heartbeat_ev, &tick) || event_add(gw.sigterm_ev, NULL) || event_add(gw.sigint_ev, NULL) ||
 	    event_add(gw.sighup_ev, NULL))
 		goto cleanup;
+	snprintf(nofile, sizeof(nofile), "%llu", (unsigned long long)gw.nofile);
+	snprintf(max_sessions, sizeof(max_sessions), "%u", gw.cfg.max_sessions);
 	rs_log(stderr, "info", gw.who, "event", "started", "listen", gw.cfg.listen, "peer", gw.cfg.advertise_peer,
 	       "store", gw.cfg.store_url, "placement", gw.cfg.no_placement ? "off" : "on", "tls",
-	       !gw.tls ? "off" : gw.cfg.tls_ca ? "mutual" : "server", NULL);
+	       !gw.tls ? "off" : gw.cfg.tls_ca ? "mutual" : "server", "nofile", nofile, "max_sessions", max_sessions,
+	       NULL);
 	gw_core_settle(&gw);
 	event_base_dispatch(gw.base);
 	rc = 0;
@@ -468,6 +479,7 @@ cleanup:
 		event_free(gw.sighup_ev);
 	if (gw.http)
 		rs_http_free(gw.http);
+	gw_accept_pause_free(&gw);
 	if (gw.listen_lst)
 		evconnlistener_free(gw.listen_lst);
 	if (gw.peer_lst)

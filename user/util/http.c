@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/accept_pause.h"
 #include "util/endpoint.h"
 #include "util/http.h"
 #include "util/http_conns.h"
@@ -42,6 +43,7 @@ int rs_http_serve(struct event_base *base, const char *endpoint, void (*handler)
 {
 	struct sockaddr_storage ss;
 	struct evhttp *http;
+	struct evhttp_bound_socket *bound;
 	struct rs_http *h;
 	socklen_t len;
 	evutil_socket_t fd;
@@ -68,11 +70,14 @@ int rs_http_serve(struct event_base *base, const char *endpoint, void (*handler)
 		evutil_closesocket(fd);
 		goto fail;
 	}
-	if (!evhttp_accept_socket_with_handle(http, fd)) {
+	bound = evhttp_accept_socket_with_handle(http, fd);
+	if (!bound) {
 		evutil_closesocket(fd);
 		err = -ENOMEM;
 		goto fail;
 	}
+	/* Out of descriptors, pause instead of spinning on the socket. */
+	evconnlistener_set_error_cb(evhttp_bound_socket_get_listener(bound), rs_accept_pause_bare);
 	h->handler = handler;
 	h->arg = arg;
 	evhttp_set_gencb(http, on_request, h);
