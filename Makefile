@@ -136,6 +136,12 @@ $(BUILD)/tests/test_swarm_gap: $(BUILD)/obj/tests/unit/test_swarm_gap.o $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/obj/user/swarm/gap.o $(TEST_LIB_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lcmocka -ljansson
 
+# The gateway's unauthenticated pool and its fairness (user/gateway/unauth*.c): its test links them.
+UNAUTH_TEST_OBJS := $(BUILD)/obj/user/gateway/unauth.o $(BUILD)/obj/user/gateway/unauth_fair.o
+$(BUILD)/tests/test_unauth: $(BUILD)/obj/tests/unit/test_unauth.o $(UNAUTH_TEST_OBJS) $(TEST_LIB_OBJS) $(BUILD)/libringsteer.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(UNAUTH_TEST_OBJS) $(TEST_LIB_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lcmocka -ljansson
+
 # The reader of the agent's maps: its test links it and libbpf.
 $(BUILD)/obj/tests/unit/test_map_read.o: CFLAGS += -Ibpf
 $(BUILD)/tests/test_map_read: $(BUILD)/obj/tests/unit/test_map_read.o $(MAPS_OBJS)

@@ -15,9 +15,13 @@
 #             counted reason="unauth_per_source", while sup-2 (source
 #             127.0.2.2) still attaches
 #   total     2 more held from 127.0.3.1 and 127.0.3.2 (5 waiting in all);
-#             a connection from 127.0.3.3 is refused likewise, counted
-#             reason="unauth_total"; the held ones are then closed and the
-#             gauge ringsteer_gateway_unauthenticated_connections returns to 0
+#             another from 127.0.3.1, which holds its share (5 / 3 = 1), is
+#             refused likewise, counted reason="unauth_total"; one from
+#             127.0.3.3, a new source under its share (5 / 4 = 1), is let in
+#             by evicting the oldest of 127.0.0.1's three (the largest),
+#             counted in ringsteer_gateway_unauth_evictions_total; the held
+#             ones are then closed and the gauge
+#             ringsteer_gateway_unauthenticated_connections returns to 0
 #   sessions  sup-1 and sup-2 attached (the limit); sup-3 gets REJECT LIMIT
 #             with retry_after_ms=3000, counted reason="sessions", its row is
 #             taken back (the store shows 2 on gw-1), and it logs a retry no
@@ -149,8 +153,14 @@ hold_conns b 127.0.3.1 1
 hold_conns c 127.0.3.2 1
 await "5 connections waiting for HELLO" 5 unauth_is 5
 c0=$(rejects unauth_total) l0=$(reject_logs unauth_total)
-reply=$(probe 127.0.3.3)
-expect_refusal "6th waiting connection (127.0.3.3)" unauth_total 8 "$reply" "$c0" "$l0"
+reply=$(probe 127.0.3.1)
+expect_refusal "6th waiting connection (127.0.3.1, at its share)" unauth_total 8 "$reply" "$c0" "$l0"
+e0=$(metric 1 ringsteer_gateway_unauth_evictions_total)
+reply=$(probe 127.0.3.3 0.3) # shorter than the idle timeout (3 heartbeats)
+echo "6th waiting connection (127.0.3.3, a new source): reply [$reply]"
+case $reply in open*) ;; *) fail "127.0.3.3 (under its share) was not let in: [$reply]" ;; esac
+evicted() { metric_is 1 ringsteer_gateway_unauth_evictions_total $((e0 + 1)); }
+await "127.0.3.3's arrival evicted one: unauth_evictions_total = $((e0 + 1))" 3 evicted
 kill "${holders[@]}" 2>/dev/null
 await "held connections closed: none waiting" 5 unauth_is 0
 

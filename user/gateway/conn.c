@@ -7,6 +7,7 @@
  * number of bytes.  A closing connection whose peer does not read is
  * closed anyway after one HELLO deadline, so a zero window cannot hold it. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
@@ -31,17 +32,14 @@ struct gw_conn {
 	struct rs_gw_link *link;  /* the core's: NULL once it has forgotten it */
 	struct bufferevent *bev;
 	struct event *timer;      /* the closing flush's cap; NULL until closing */
-	struct gw_unauth_key source_key;
-	bool unauth;              /* counted in gw->unauth: not yet attached */
+	struct gw_unauth_node unode; /* in gw->unauth while not yet attached */
 	bool closing;             /* the core closed it: flushing */
 	bool overflowed;          /* past --max-unsent: closed from the loop, nothing more queued */
 };
 
 static void conn_authenticated(struct gw_conn *c)
 {
-	if (c->unauth)
-		gw_unauth_remove(&c->gw->unauth, &c->source_key);
-	c->unauth = false;
+	gw_unauth_remove(&c->gw->unauth, &c->unode); /* once: it leaves the pool */
 }
 
 /* Frees c; the core is told how it ended if it still knows it. */
@@ -277,13 +275,14 @@ void gw_conn_accept(struct evconnlistener *lst, evutil_socket_t fd, struct socka
 	struct gw_conn *c;
 	struct timeval idle = rs_ms_timeval(3ULL * gw->cfg.heartbeat_ms);
 	struct gw_unauth_key key = gw_unauth_key_of(sa);
+	struct gw_unauth_node *victim;
 	char source[RS_ENDPOINT_MAX + 1];
 
 	(void)lst;
 	(void)socklen;
 	if (rs_endpoint_format(sa, source, sizeof(source)) != 0)
 		snprintf(source, sizeof(source), "unknown");
-	switch (gw_unauth_add(&gw->unauth, &key)) {
+	switch (gw_unauth_admit(&gw->unauth, &key, &victim)) {
 	case GW_UNAUTH_PER_SOURCE:
 		refuse_at_accept(gw, fd, RS_GW_REJECT_UNAUTH_PER_SOURCE, source,
 				 "too many connections from this address waiting for HELLO");
@@ -291,25 +290,30 @@ void gw_conn_accept(struct evconnlistener *lst, evutil_socket_t fd, struct socka
 	case GW_UNAUTH_TOTAL:
 		refuse_at_accept(gw, fd, RS_GW_REJECT_UNAUTH_TOTAL, source, "too many connections waiting for HELLO");
 		return;
+	case GW_UNAUTH_EVICT:
+		/* A source under its share of a full pool: the oldest waiting
+		 * connection of the largest source makes room (unauth_fair.h). */
+		gw_unauth_evicted(gw, source);
+		conn_free((struct gw_conn *)((char *)victim - offsetof(struct gw_conn, unode)), RS_GW_LINK_LOST);
+		break;
 	case GW_UNAUTH_OK:
 		break;
 	}
 	c = calloc(1, sizeof(*c));
-	if (!c) {
-		gw_unauth_remove(&gw->unauth, &key);
+	if (!c || gw_unauth_insert(&gw->unauth, &key, &c->unode) != 0) {
+		free(c);
 		evutil_closesocket(fd);
+		gw_core_settle(gw);
 		return;
 	}
 	c->gw = gw;
-	c->source_key = key;
-	c->unauth = true;
 	/* Frames are small and answers wait on them: no Nagle. */
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 	c->bev = gw_tls_bufferevent(gw, fd); /* on failure it has closed fd */
 	if (!c->bev || rs_gw_core_link_open(gw->core, c, source, gw->tls != NULL, gw_now(), &c->link) != 0) {
 		if (c->bev)
 			bufferevent_free(c->bev);
-		gw_unauth_remove(&gw->unauth, &key);
+		gw_unauth_remove(&gw->unauth, &c->unode);
 		free(c);
 		return;
 	}

@@ -101,6 +101,7 @@ struct gw_counters {
 	uint64_t tls_reloads_ok;      /* SIGHUP: certificate, key and CA read anew */
 	uint64_t tls_reloads_failed;  /* SIGHUP: the files were unusable; the old ones still serve */
 	uint64_t agent_attempts[GW_AGENT_RESULT_COUNT]; /* registrations with the node agent, by result */
+	uint64_t unauth_evicted;      /* waiting connections closed for a fairer arrival (unauth_fair.h) */
 	uint64_t unsent_closed;       /* connections closed with more than --max-unsent bytes unsent */
 };
 
@@ -130,6 +131,8 @@ struct gateway {
 	bool remove_on_exit;          /* delete our row once the worker has stopped */
 	struct gw_counters counters;
 	struct gw_unauth unauth;      /* connections waiting for HELLO, per source */
+	int64_t evict_logged_ms;      /* monotonic: the last event=unauth_evicted line; 0: none */
+	uint64_t evict_suppressed;    /* evictions not logged since it */
 	struct rs_accept_pause pause_listen, pause_peer; /* each listener out of descriptors (accept_errors.c) */
 	uint64_t nofile;              /* RLIMIT_NOFILE as raised at start; 0: unlimited */
 	struct gw_agent_link agent_listen, agent_peer; /* with --agent: each listener's registration */
@@ -209,6 +212,13 @@ void gw_accept_pause_free(struct gateway *gw);
 
 /* ringsteer_gateway_accept_errors_total (accept_errors.c). */
 void gw_accept_metrics(const struct gateway *gw, struct evbuffer *b);
+
+/* An arrival evicted a waiting connection: counted, logged at most once a
+ * second (unauth_evict.c). */
+void gw_unauth_evicted(struct gateway *gw, const char *source);
+
+/* ringsteer_gateway_unauth_evictions_total (unauth_evict.c). */
+void gw_unauth_metrics(const struct gateway *gw, struct evbuffer *b);
 
 /* Serves /metrics, /readyz, /healthz on cfg.metrics.  Returns 0 or -errno (metrics.c). */
 int gw_metrics_start(struct gateway *gw);

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* unauth.c - the per-source count of unauthenticated connections
- * (unauth.h): open addressing with linear probing, at most half full by
- * construction, deletion by backward shift (no tombstones, so probe
- * sequences never lengthen with churn).  The hash is keyed with a random
+/* unauth.c - the unauthenticated pool (unauth.h): sources in a uthash
+ * table, each with its connections oldest first, and in one list per
+ * count so that the largest is at hand.  The hash is keyed with a random
  * seed: a peer choosing addresses (an IPv6 /64 gives it plenty) cannot aim
- * them at one probe run; even so a run is bounded by max_total. */
+ * them at one bucket. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,42 +22,94 @@ static uint64_t mix(uint64_t z)
 	return z ^ (z >> 31);
 }
 
-static size_t home_of(const struct gw_unauth *t, const struct gw_unauth_key *k)
+static unsigned seeded_hash(uint64_t seed, const void *key)
 {
 	uint64_t a, b;
 
-	memcpy(&a, k->addr, 8);
-	memcpy(&b, k->addr + 8, 8);
-	return (size_t)(mix(mix(a ^ t->seed) ^ b) & t->mask);
+	memcpy(&a, key, 8);
+	memcpy(&b, (const uint8_t *)key + 8, 8);
+	return (unsigned)mix(mix(a ^ seed) ^ b);
 }
 
-/* The slot holding k, or the empty slot where it would go. */
-static size_t find(const struct gw_unauth *t, const struct gw_unauth_key *k)
-{
-	size_t i = home_of(t, k);
+/* uthash hashes with this; every function using HASH_FIND or HASH_ADD has
+ * the table's seed in seed_. */
+#define HASH_FUNCTION(keyptr, keylen, hashv) ((void)(keylen), (hashv) = seeded_hash(seed_, (keyptr)))
+/* Out of memory growing the buckets: the add is undone and reported. */
+#define HASH_NONFATAL_OOM 1
+#define uthash_nonfatal_oom(elt) (oom_ = true)
+#include <uthash.h>
 
-	while (t->slots[i].count != 0 && memcmp(&t->slots[i].key, k, sizeof(*k)) != 0)
-		i = (i + 1) & t->mask;
-	return i;
+struct gw_unauth_source {
+	struct gw_unauth_key key;
+	uint32_t count;
+	struct gw_unauth_node *oldest, *newest;
+	struct gw_unauth_source *cprev, *cnext; /* in by_count[count]; cnext: in unused */
+	UT_hash_handle hh;
+};
+
+static void count_unlink(struct gw_unauth *t, struct gw_unauth_source *s)
+{
+	if (s->cprev)
+		s->cprev->cnext = s->cnext;
+	else
+		t->by_count[s->count] = s->cnext;
+	if (s->cnext)
+		s->cnext->cprev = s->cprev;
+	s->cprev = s->cnext = NULL;
+}
+
+static void count_link(struct gw_unauth *t, struct gw_unauth_source *s)
+{
+	s->cprev = NULL;
+	s->cnext = t->by_count[s->count];
+	if (s->cnext)
+		s->cnext->cprev = s;
+	t->by_count[s->count] = s;
+	if (s->count > t->largest)
+		t->largest = s->count;
+}
+
+/* s's count changes by delta (+1 or -1): it moves to that list. */
+static void recount(struct gw_unauth *t, struct gw_unauth_source *s, int delta)
+{
+	if (s->count > 0)
+		count_unlink(t, s);
+	s->count = (uint32_t)((int64_t)s->count + delta);
+	if (s->count > 0)
+		count_link(t, s);
+	while (t->largest > 0 && !t->by_count[t->largest])
+		t->largest--;
+}
+
+static struct gw_unauth_source *find(const struct gw_unauth *t, const struct gw_unauth_key *k)
+{
+	const uint64_t seed_ = t->seed;
+	struct gw_unauth_source *s = NULL;
+
+	HASH_FIND(hh, t->by_key, k, sizeof(*k), s);
+	return s;
 }
 
 int gw_unauth_init(struct gw_unauth *t, uint32_t max_total, uint32_t max_per_source)
 {
-	size_t n = 2;
-
 	memset(t, 0, sizeof(*t));
 	if (max_total < 1 || max_total > GW_UNAUTH_MAX || max_per_source < 1)
 		return -EINVAL;
-	while (n < 2 * (size_t)max_total)
-		n *= 2;
-	t->slots = calloc(n, sizeof(*t->slots));
-	if (!t->slots)
-		return -ENOMEM;
-	t->mask = n - 1;
 	t->max_total = max_total;
 	t->max_per_source = max_per_source;
-	/* Without the random source the hash is merely predictable, and probe
-	 * runs stay bounded by max_total: not worth refusing to start. */
+	t->count_max = max_per_source < max_total ? max_per_source : max_total;
+	t->entries = calloc(max_total, sizeof(*t->entries));
+	t->by_count = calloc((size_t)t->count_max + 1, sizeof(*t->by_count));
+	if (!t->entries || !t->by_count) {
+		gw_unauth_free(t);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < max_total; i++) {
+		t->entries[i].cnext = t->unused;
+		t->unused = &t->entries[i];
+	}
+	/* Without the random source the hash is merely predictable: not
+	 * worth refusing to start. */
 	if (getrandom(&t->seed, sizeof(t->seed), GRND_NONBLOCK) != (ssize_t)sizeof(t->seed))
 		t->seed = mix((uint64_t)time(NULL) ^ (uint64_t)getpid() << 32);
 	return 0;
@@ -66,8 +117,11 @@ int gw_unauth_init(struct gw_unauth *t, uint32_t max_total, uint32_t max_per_sou
 
 void gw_unauth_free(struct gw_unauth *t)
 {
-	free(t->slots);
-	t->slots = NULL;
+	HASH_CLEAR(hh, t->by_key);
+	free(t->entries);
+	free(t->by_count);
+	t->entries = t->unused = NULL;
+	t->by_count = NULL;
 }
 
 struct gw_unauth_key gw_unauth_key_of(const struct sockaddr *sa)
@@ -84,50 +138,89 @@ struct gw_unauth_key gw_unauth_key_of(const struct sockaddr *sa)
 	return k;
 }
 
-enum gw_unauth_verdict gw_unauth_add(struct gw_unauth *t, const struct gw_unauth_key *k)
+enum gw_unauth_verdict gw_unauth_admit(const struct gw_unauth *t, const struct gw_unauth_key *k,
+				       struct gw_unauth_node **victim)
 {
-	size_t i = find(t, k);
+	const struct gw_unauth_source *s = t->entries ? find(t, k) : NULL;
+	struct gw_unauth_counts c = { .max_total = t->max_total, .max_per_source = t->max_per_source,
+				      .total = t->total, .sources = t->sources, .mine = s ? s->count : 0,
+				      .largest = t->largest };
+	enum gw_unauth_verdict v = gw_unauth_fair(&c);
 
-	if (t->slots[i].count >= t->max_per_source)
-		return GW_UNAUTH_PER_SOURCE;
-	if (t->total >= t->max_total)
-		return GW_UNAUTH_TOTAL;
-	/* total < max_total <= slots / 2: an empty slot always ends a run. */
-	t->slots[i].key = *k;
-	t->slots[i].count++;
-	t->total++;
-	return GW_UNAUTH_OK;
+	*victim = NULL;
+	if (v == GW_UNAUTH_EVICT)
+		*victim = t->by_count[t->largest]->oldest;
+	return v;
 }
 
-void gw_unauth_remove(struct gw_unauth *t, const struct gw_unauth_key *k)
+int gw_unauth_insert(struct gw_unauth *t, const struct gw_unauth_key *k, struct gw_unauth_node *node)
 {
-	size_t i = find(t, k), j;
+	const uint64_t seed_ = t->seed;
+	struct gw_unauth_source *s;
+	bool oom_ = false;
 
-	if (t->slots[i].count == 0)
-		return; /* not counted: nothing to undo */
-	t->total--;
-	if (--t->slots[i].count > 0)
-		return;
-	/* Backward shift: move later members of the run into the hole unless
-	 * their home lies cyclically in (hole, j], where they already are
-	 * reachable without crossing it. */
-	for (j = i;;) {
-		size_t home;
-
-		j = (j + 1) & t->mask;
-		if (t->slots[j].count == 0)
-			break;
-		home = home_of(t, &t->slots[j].key);
-		if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
-			t->slots[i] = t->slots[j];
-			t->slots[j].count = 0;
-			i = j;
+	if (!t->entries)
+		return -ENOSPC;
+	s = find(t, k);
+	if (t->total >= t->max_total || (s && s->count >= t->max_per_source))
+		return -ENOSPC;
+	if (!s) {
+		/* total < max_total, and each source holds one at least: an
+		 * entry is free. */
+		s = t->unused;
+		t->unused = s->cnext;
+		memset(s, 0, sizeof(*s));
+		s->key = *k;
+		HASH_ADD(hh, t->by_key, key, sizeof(s->key), s);
+		if (oom_) {
+			s->cnext = t->unused;
+			t->unused = s;
+			return -ENOMEM;
 		}
+		t->sources++;
 	}
-	t->slots[i].count = 0;
+	node->src = s;
+	node->next = NULL;
+	node->prev = s->newest;
+	if (s->newest)
+		s->newest->next = node;
+	else
+		s->oldest = node;
+	s->newest = node;
+	t->total++;
+	recount(t, s, +1);
+	return 0;
+}
+
+void gw_unauth_remove(struct gw_unauth *t, struct gw_unauth_node *node)
+{
+	struct gw_unauth_source *s = node->src;
+
+	if (!s)
+		return; /* not counted: nothing to undo */
+	if (node->prev)
+		node->prev->next = node->next;
+	else
+		s->oldest = node->next;
+	if (node->next)
+		node->next->prev = node->prev;
+	else
+		s->newest = node->prev;
+	node->prev = node->next = NULL;
+	node->src = NULL;
+	t->total--;
+	recount(t, s, -1);
+	if (s->count == 0) {
+		HASH_DELETE(hh, t->by_key, s);
+		t->sources--;
+		s->cnext = t->unused;
+		t->unused = s;
+	}
 }
 
 uint32_t gw_unauth_count(const struct gw_unauth *t, const struct gw_unauth_key *k)
 {
-	return t->slots ? t->slots[find(t, k)].count : 0;
+	const struct gw_unauth_source *s = t->entries ? find(t, k) : NULL;
+
+	return s ? s->count : 0;
 }
