@@ -85,12 +85,13 @@ static int servers_setup(void **state)
 	if (!s)
 		return -1;
 	for (int i = 0; i < 2; i++) {
-		char *dir = s->dir[i], *url = s->url[i]; /* distinct arrays: -O1 cannot tell through s */
+		char dir[sizeof(s->dir[i])]; /* a local copy: -O1 cannot tell s's arrays apart (-Werror=restrict) */
 
-		snprintf(dir, sizeof(s->dir[i]), "/tmp/rs-fo%d-XXXXXX", i);
+		snprintf(dir, sizeof(dir), "/tmp/rs-fo%d-XXXXXX", i);
 		if (!mkdtemp(dir) || run("tests/pg/pg_server.sh start %s >/dev/null", dir) != 0)
 			return -1;
-		snprintf(url, sizeof(s->url[i]), "postgres:///ringsteer?host=%s", dir);
+		memcpy(s->dir[i], dir, sizeof(dir));
+		snprintf(s->url[i], sizeof(s->url[i]), "postgres:///ringsteer?host=%s", dir);
 	}
 	snprintf(s->both, sizeof(s->both), "postgres:///ringsteer?host=%s,%s", s->dir[0], s->dir[1]);
 	*state = s;
