@@ -24,25 +24,10 @@
 
 bool rs_gw_store_unavailable(int err)
 {
-	switch (err) {
-	case -EBUSY:
-	case -EIO:
-	case -ETIMEDOUT:
-	case -ECONNREFUSED:
-	case -ECONNRESET:
-	case -ENOTCONN:
-	case -EHOSTUNREACH:
-	case -ENETUNREACH:
-	case -EPIPE:
-	/* Once -EIO too: a full, read-only or damaged store answers nothing
-	 * it could record either (the kinds are only counted apart). */
-	case -ENOSPC:
-	case -EROFS:
-	case -EUCLEAN:
-		return true;
-	default:
-		return false;
-	}
+	/* No answer, and also a full, read-only or damaged store: it records
+	 * nothing either, so the gateway accepts degraded and claims once it
+	 * writes again.  One list of kinds (rs_store_error_kind), counted apart. */
+	return err != 0 && rs_store_error_kind(err) != RS_STORE_ERROR_OTHER;
 }
 
 struct gwc_req *gwc_req_new(struct rs_gw_core *core, enum rs_gw_store_op op)

@@ -16,7 +16,7 @@ enum rs_store_error_kind rs_store_error_kind(int err)
 		return RS_STORE_ERROR_READONLY;
 	case -EUCLEAN:
 		return RS_STORE_ERROR_CORRUPT;
-	/* The gateway's "no answer" errors (rs_gw_store_unavailable). */
+	/* No answer (the connection, a timeout, a lock held too long). */
 	case -EIO:
 	case -EBUSY:
 	case -ETIMEDOUT:
