@@ -14,8 +14,11 @@ faults_mark
 gw=$(where 1)
 gwn=${gw#gw-}
 epoch=$(session 1 epoch)
-port=$(rs_ns ss -Htn state established "( src $(sup_addr 1) and dst $(gw_addr "$gwn") )" | awk '{ split($3, a, ":"); print a[2] }' | head -n 1)
-[ -n "$port" ] || fail "no established connection of sup-1 to $gw"
+# Its one established connection: to the gateway's peer port after a
+# redirect, or to the Service address (the socket keeps the address it
+# dialed; the DNAT is conntrack's), so by its source address alone.
+port=$(rs_ns ss -Htn state established "( src $(sup_addr 1) )" | awk '{ n = split($3, a, ":"); print a[n] }')
+[ "$(printf '%s\n' "$port" | grep -c .)" = 1 ] || fail "sup-1 has not exactly one established connection: [$port]"
 before=$(metric "$gwn" ringsteer_gateway_supervisors)
 echo "sup-1 on $gw (epoch $epoch, source port $port); $gw serves $before"
 rs_ns nft -f - <<NFT || fail "nft"
