@@ -2,20 +2,30 @@
 # SPDX-License-Identifier: Apache-2.0
 # Acceptance 40: a peer that never reads cannot make a gateway hold its
 # output without bound (issue 25, authenticated floods).  A client with a
-# valid token attaches to gw-1, shrinks its receive buffer and never reads,
-# and asks for a token every 20 ms; gw-1 (--heartbeat 100: one TOKEN per
-# 100 ms, --max-unsent 1024) answers until the kernel's buffers are full
-# and its own output passes 1024 bytes, then closes the connection:
-# ringsteer_gateway_unsent_closed_total goes to 1, one event=unsent_cap line,
-# and the supervisors attached meanwhile are untouched.  The namespace's TCP
-# send buffer is set small (net.ipv4.tcp_wmem is per namespace) so that the
-# kernel absorbs kilobytes, not megabytes, before the gateway's own queue
-# grows.
+# valid token attaches to gw-1, never reads, and asks for a token every
+# 20 ms; gw-1 (--heartbeat 100: one TOKEN per 100 ms, --max-unsent 1024)
+# answers until the kernel's buffers are full and its own output passes
+# 1024 bytes, then closes the connection: ringsteer_gateway_unsent_closed_total
+# goes to 1, one event=unsent_cap line, and the supervisors attached
+# meanwhile are untouched.  The namespace's TCP send buffer is set small
+# before the gateways start (net.ipv4.tcp_wmem is per namespace; an accepted
+# socket takes its send buffer from its listener), so the kernel absorbs
+# kilobytes, not megabytes, before the gateway's own queue grows.
+#
+# The client's receive buffer is 4 KiB (SO_RCVBUF 4096, doubled by the
+# kernel), not the minimum: at the minimum its kernel drops segments it had
+# advertised room for, stops taking gw-1's acknowledgements, its REFRESH stop
+# leaving, and gw-1 ends the link as idle (3 heartbeats) before its output
+# reaches the cap, in about one run of three (CI saw it).  Its send buffer is
+# its own 1 MiB, above the namespace's small tcp_wmem, so a few small
+# unacknowledged segments never block the next REFRESH.
 . "$(dirname "$0")/../cluster/lib.sh"
 
 RS_GW_ARGS="--heartbeat 100 --ttl 2000 --max-unsent 1024"
-cluster_up --gateways 2
+cluster_up --gateways 0
 rs_ns sysctl -q -w net.ipv4.tcp_wmem="4096 4096 4096" || fail "cannot set the namespace's tcp_wmem"
+gw_start 1
+gw_start 2
 sups_start 1 2
 await "both supervisors attached" 15 all_attached 1 2
 declare -A before
@@ -34,7 +44,12 @@ import socket, sys, time
 host, port = sys.argv[1].rsplit(':', 1)
 hello, refresh = bytes.fromhex(sys.argv[2]), bytes.fromhex(sys.argv[3])
 s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)  # never read: the window closes soon
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # each REFRESH leaves at once
+# Its own room to send, above the namespace's small tcp_wmem: a REFRESH is
+# one small segment of a kilobyte or more of buffer, and those the gateway
+# has not acknowledged yet must not block the next.
+s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # never read: the window closes soon
 s.connect((host, int(port)))
 s.sendall(hello)
 sent = 0
@@ -54,7 +69,9 @@ t1=$(rs_now_ms)
 echo "client: $out ($((t1 - t0)) ms)"
 case $out in
 closed*) ;;
-*) fail "the gateway kept a connection that never reads: $out" ;;
+*)
+	n=$(grep -c "event=idle_timeout member=sup-9" "$(gw_log 1)")
+	fail "the gateway kept a connection that never reads: $out (gw-1 ended it as idle $n time(s) first)" ;;
 esac
 await "unsent_closed_total = 1" 5 metric_is 1 ringsteer_gateway_unsent_closed_total 1
 n=$(log_count "$(gw_log 1)" "event=unsent_cap")
