@@ -68,8 +68,10 @@
 #include <string.h>
 
 #include "backend.h"
+#include "store_internal.h"
 #include "store_pg_cancel.h"
 #include "store_pg_error.h"
+#include "store_pg_hook.h"
 
 /* The writers' advisory lock: "ringster" in ASCII.  Every ringsteer store
  * in one database shares it (only over-serializing, never wrong). */
@@ -116,6 +118,9 @@ struct rs_db {
 	size_t buf_cap;
 	uint64_t notices;
 	uint64_t fatal_notices;
+	bool committing;    /* the round trip running is a COMMIT */
+	rs_pg_commit_sent_fn commit_sent; /* the test seam (store_pg_hook.h) */
+	void *commit_sent_ctx;
 };
 
 /* Notices are counted.  An idle connection also gets the server's last
@@ -254,6 +259,8 @@ static int round_trip(struct rs_db *db, PGconn *conn, int queued, uint32_t wait_
 	if (!queued)
 		return -EIO;
 	err = flush_query(conn, deadline);
+	if (!err && db->committing && db->commit_sent)
+		db->commit_sent(db->commit_sent_ctx, PQsocket(conn));
 	while (!err) {
 		err = wait_result(conn, deadline);
 		if (err)
@@ -495,7 +502,9 @@ static int pg_commit(struct rs_db *db)
 
 	if (!db->conn)
 		return -EIO;
+	db->committing = true;
 	err = round_trip(db, db->conn, PQsendQuery(db->conn, "COMMIT"), db->busy_timeout_ms, &res);
+	db->committing = false;
 	if (err)
 		return err;
 	/* COMMIT of an aborted transaction "succeeds" saying ROLLBACK. */
@@ -785,6 +794,15 @@ static int pg_watch_consume(struct rs_db *db)
 			n++;
 	}
 	return n;
+}
+
+int rs_store_pg_set_commit_hook(struct rs_store *st, rs_pg_commit_sent_fn fn, void *ctx)
+{
+	if (!st || st->be != &rs_store_pg_backend)
+		return -EINVAL;
+	st->db->commit_sent = fn;
+	st->db->commit_sent_ctx = ctx;
+	return 0;
 }
 
 const struct rs_store_backend rs_store_pg_backend = {
