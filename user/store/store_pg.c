@@ -86,6 +86,18 @@
 
 #define STATEMENT_TIMEOUT_EXTRA_MS 10000
 
+/* A write transaction's identity, the last statement of its begin (no
+ * round trip of its own): its id (xid8, at most 20 digits) and the
+ * timeline its WAL is written on (the first 8 hex digits of the WAL file's
+ * name), which a lost COMMIT's read-back needs (resolve_commit). */
+#define XACT_SELECT "SELECT pg_current_xact_id()::text, substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8)"
+#define XID_MAX_LEN 20
+#define TIMELINE_LEN 8
+
+/* How often a lost COMMIT still in progress on the server is asked about
+ * again, its old backend terminated in between. */
+#define RESOLVE_ROUNDS 3
+
 /* Connection keywords we set, then the URL (dbname, expanded) last. */
 enum {
 	KW_CONNECT_TIMEOUT,
@@ -119,6 +131,8 @@ struct rs_db {
 	uint64_t notices;
 	uint64_t fatal_notices;
 	bool committing;    /* the round trip running is a COMMIT */
+	char xid[XID_MAX_LEN + 1];       /* the open write transaction's id, "" none */
+	char timeline[TIMELINE_LEN + 1]; /* its WAL's timeline */
 	rs_pg_commit_sent_fn commit_sent; /* the test seam (store_pg_hook.h) */
 	void *commit_sent_ctx;
 };
@@ -466,6 +480,7 @@ static void pg_rollback(struct rs_db *db)
 {
 	PGTransactionStatusType ts;
 
+	db->xid[0] = '\0';
 	/* A broken connection has nothing to roll back: the server did. */
 	if (!db->conn || PQstatus(db->conn) != CONNECTION_OK)
 		return;
@@ -474,47 +489,152 @@ static void pg_rollback(struct rs_db *db)
 		simple(db, db->conn, "ROLLBACK", PGRES_COMMAND_OK);
 }
 
+/* Copies column c of res's one row into dst[max + 1]: 1..max characters,
+ * each in allowed; -EIO otherwise. */
+static int copy_token(const PGresult *res, int c, const char *allowed, char *dst, size_t max)
+{
+	const char *v;
+	int len;
+
+	if (PQntuples(res) != 1 || PQnfields(res) <= c || PQgetisnull(res, 0, c))
+		return -EIO;
+	v = PQgetvalue(res, 0, c);
+	len = PQgetlength(res, 0, c);
+	if (!v || len <= 0 || (size_t)len > max || strspn(v, allowed) != (size_t)len)
+		return -EIO;
+	memcpy(dst, v, (size_t)len);
+	dst[len] = '\0';
+	return 0;
+}
+
 static int pg_begin(struct rs_db *db, enum rs_txn kind)
 {
-	char sql[160];
+	char sql[320];
+	PGresult *res;
 	int err = ensure_connected(db);
 
+	db->xid[0] = '\0';
 	if (err)
 		return err;
 	if (kind == RS_TXN_READ || db->read_only)
 		return simple(db, db->conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PGRES_COMMAND_OK);
-	/* One round trip; the lock's result (void) is the last one. */
-	snprintf(sql, sizeof(sql), "BEGIN; SET LOCAL lock_timeout = '%" PRIu32 "ms'; SELECT pg_advisory_xact_lock(%lld)",
+	/* One round trip; the transaction's identity is the last result. */
+	snprintf(sql, sizeof(sql),
+		 "BEGIN; SET LOCAL lock_timeout = '%" PRIu32 "ms'; SELECT pg_advisory_xact_lock(%lld); " XACT_SELECT,
 		 db->busy_timeout_ms, (long long)LOCK_KEY);
 	/* The lock wait may take the busy timeout (then -EBUSY): its answer
 	 * gets as long again before the server counts as not answering. */
-	err = simple_wait(db, db->conn, sql, PGRES_TUPLES_OK,
-			  db->busy_timeout_ms > UINT32_MAX / 2 ? UINT32_MAX : 2 * db->busy_timeout_ms);
+	err = round_trip(db, db->conn, PQsendQuery(db->conn, sql),
+			 db->busy_timeout_ms > UINT32_MAX / 2 ? UINT32_MAX : 2 * db->busy_timeout_ms, &res);
+	if (!err && (!res || PQresultStatus(res) != PGRES_TUPLES_OK))
+		err = judge(db, db->conn, res);
+	else if (!err && (copy_token(res, 0, "0123456789", db->xid, XID_MAX_LEN) != 0 ||
+			  copy_token(res, 1, "0123456789ABCDEF", db->timeline, TIMELINE_LEN) != 0))
+		err = -EIO;
+	PQclear(res);
 	if (err)
 		pg_rollback(db);
 	return err;
 }
 
-static int pg_commit(struct rs_db *db)
+/* Runs sql with text params[n] on db->conn: its one row's column 0 into
+ * out[size] ("" for NULL), column 1 (if any) into tl[TIMELINE_LEN + 1].
+ * Returns 0 or an error. */
+static int ask(struct rs_db *db, const char *sql, int n, const char *const *params, char *out, size_t size,
+	       char *tl)
 {
 	PGresult *res;
 	int err;
 
-	if (!db->conn)
+	err = round_trip(db, db->conn, PQsendQueryParams(db->conn, sql, n, NULL, params, NULL, NULL, 0),
+			 db->busy_timeout_ms, &res);
+	if (err)
+		return err;
+	if (!res || PQresultStatus(res) != PGRES_TUPLES_OK)
+		err = judge(db, db->conn, res);
+	else if (PQntuples(res) != 1 || (tl && copy_token(res, 1, "0123456789ABCDEF", tl, TIMELINE_LEN) != 0))
+		err = -EIO;
+	else if (PQgetisnull(res, 0, 0) || (size_t)PQgetlength(res, 0, 0) >= size)
+		out[0] = '\0';
+	else
+		snprintf(out, size, "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return err;
+}
+
+/* A COMMIT sent on a connection that broke before its answer came: the
+ * server may or may not have committed.  Reads the outcome back on a new
+ * connection: pg_xact_status(xid) 'committed' is success (0); 'aborted' is
+ * the failure it looked like (-EIO).  'in progress' means the old backend
+ * has not ended yet (the COMMIT still on its way, or the server not yet
+ * aware its client is gone): that backend, found by its pid and this
+ * transaction's id both (never a stranger), is terminated, waiting up to a
+ * second, and the status asked again; after RESOLVE_ROUNDS it is still
+ * unknown and reported -EIO (the caller's degraded path copes with a row
+ * that turns up later, as with any write it thinks failed).  The answer
+ * counts only from the same WAL timeline the transaction was written on:
+ * a promoted standby (a new timeline) may never have had this xid, or
+ * have given it to another transaction since, so there nothing is
+ * believed (-EIO), nor when no connection can be made, nor on any error
+ * (an xid "in the future": the server never saw it). */
+static int resolve_commit(struct rs_db *db, int old_pid)
+{
+	char xid32[16], pid[16], status[16], tl[TIMELINE_LEN + 1];
+	const char *params[2] = { db->xid, xid32 };
+	const char *kill[2] = { pid, xid32 };
+	int err;
+
+	/* backend_xid is the 32-bit xid: the xid8's low half. */
+	snprintf(xid32, sizeof(xid32), "%llu", strtoull(db->xid, NULL, 10) & 0xffffffffULL);
+	snprintf(pid, sizeof(pid), "%d", old_pid);
+	if (ensure_connected(db) != 0)
 		return -EIO;
+	for (int round = 0; round < RESOLVE_ROUNDS; round++) {
+		err = ask(db, "SELECT pg_xact_status($1::xid8), substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8)", 1,
+			  params, status, sizeof(status), tl);
+		if (err || strcmp(tl, db->timeline) != 0)
+			return -EIO;
+		if (strcmp(status, "committed") == 0)
+			return 0;
+		if (strcmp(status, "in progress") != 0)
+			return -EIO; /* aborted, or NULL: not known to have committed */
+		err = ask(db, "SELECT COUNT(pg_terminate_backend(pid, 1000)) FROM pg_stat_activity"
+			      " WHERE pid = $1::int AND backend_xid = $2::xid", 2, kill, status, sizeof(status), NULL);
+		if (err)
+			return -EIO;
+	}
+	return -EIO;
+}
+
+/* A COMMIT whose answer is lost (the connection broke while it was
+ * outstanding) is resolved by reading back (resolve_commit), for a write
+ * transaction (a read one has nothing to lose).  One that timed out is
+ * not: that server is not answering, and asking it again would make the
+ * caller wait the busy timeout once more; it is -ETIMEDOUT as before. */
+static int pg_commit(struct rs_db *db)
+{
+	PGresult *res;
+	int pid, err;
+
+	if (!db->conn) {
+		db->xid[0] = '\0';
+		return -EIO;
+	}
+	pid = PQbackendPID(db->conn);
 	db->committing = true;
 	err = round_trip(db, db->conn, PQsendQuery(db->conn, "COMMIT"), db->busy_timeout_ms, &res);
 	db->committing = false;
-	if (err)
-		return err;
 	/* COMMIT of an aborted transaction "succeeds" saying ROLLBACK. */
-	if (res && PQresultStatus(res) == PGRES_COMMAND_OK)
+	if (!err && res && PQresultStatus(res) == PGRES_COMMAND_OK)
 		err = strcmp(PQcmdStatus(res), "COMMIT") == 0 ? 0 : -EIO;
-	else
+	else if (!err)
 		err = judge(db, db->conn, res);
 	PQclear(res);
-	if (err)
+	if (err == -EIO && db->xid[0] && db->conn && PQstatus(db->conn) != CONNECTION_OK)
+		err = resolve_commit(db, pid);
+	else if (err)
 		pg_rollback(db);
+	db->xid[0] = '\0';
 	return err;
 }
 
