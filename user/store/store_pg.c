@@ -133,6 +133,8 @@ struct rs_db {
 	bool committing;    /* the round trip running is a COMMIT */
 	char xid[XID_MAX_LEN + 1];       /* the open write transaction's id, "" none */
 	char timeline[TIMELINE_LEN + 1]; /* its WAL's timeline */
+	rs_pg_wall_clock_fn wall_clock; /* the test seam (store_pg_hook.h); NULL: CLOCK_REALTIME */
+	void *wall_clock_ctx;
 	rs_pg_commit_sent_fn commit_sent; /* the test seam (store_pg_hook.h) */
 	void *commit_sent_ctx;
 };
@@ -922,6 +924,15 @@ int rs_store_pg_set_commit_hook(struct rs_store *st, rs_pg_commit_sent_fn fn, vo
 		return -EINVAL;
 	st->db->commit_sent = fn;
 	st->db->commit_sent_ctx = ctx;
+	return 0;
+}
+
+int rs_store_pg_set_wall_clock(struct rs_store *st, rs_pg_wall_clock_fn fn, void *ctx)
+{
+	if (!st || st->be != &rs_store_pg_backend)
+		return -EINVAL;
+	st->db->wall_clock = fn;
+	st->db->wall_clock_ctx = ctx;
 	return 0;
 }
 
