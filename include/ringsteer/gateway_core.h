@@ -168,6 +168,8 @@ struct rs_gw_gauges {
 	bool registered;            /* the store has our row */
 	bool draining;
 	bool stopping;              /* exits once drained */
+	int64_t store_clock_skew_ms; /* the store's wall clock minus ours, as of the last
+				      * heartbeat (PostgreSQL's server; 0: SQLite, one machine) */
 };
 
 struct rs_gw_core;

@@ -42,6 +42,9 @@ struct rs_gw_store_ops {
 	int (*gateway_get)(void *st, const char *id, int64_t now_ms, struct rs_gateway_row *row);
 	int (*list_gateways)(void *st, int64_t now_ms, bool all, struct rs_gateway_row **rows, size_t *n);
 	uint64_t (*statements)(const void *st); /* may be NULL: reported as 0 */
+	/* The store's wall clock minus ours in ms (rs_store_clock_skew());
+	 * may be NULL: a store with no clock of its own (reported as 0). */
+	int (*clock_skew)(const void *st, int64_t *skew_ms);
 };
 
 enum rs_gw_store_op {
@@ -84,6 +87,7 @@ struct rs_gw_store_req {
 			bool registered;    /* out: the row was gone and is written again */
 			bool told_drain;    /* out: our row says draining */
 			uint64_t statements; /* out: the store handle's statement count */
+			int64_t clock_skew_ms; /* out: the store's clock minus ours (0: none measured) */
 		} heartbeat;
 		struct {
 			bool others_serving; /* out */

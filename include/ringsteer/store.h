@@ -4,7 +4,13 @@
  * supplies transactions and statements, the placement transaction above
  * them is common).  Times are wall-clock milliseconds (several processes, maybe
  * several hosts, compare them), passed in by the caller so tests control
- * them.  A gateway whose heartbeat is older than the TTL is dead, and so
+ * them.  On PostgreSQL they are moved onto the server's clock: each
+ * transaction's begin reads the server's now() (no round trip of its own)
+ * and, when it differs from this process's wall clock by more than a
+ * second, the caller's times are shifted by that skew for the transaction
+ * (rs_store_clock_skew()), so a host whose clock was stepped neither
+ * writes heartbeats its peers read as dead nor declares them dead.  A
+ * gateway whose heartbeat is older than the TTL is dead, and so
  * are its sessions: an attached session lives exactly as long as its
  * gateway's row (nothing refreshes a session row), a reservation until it
  * ends, on a live gateway.  Store work per event does not grow with the
@@ -337,6 +343,13 @@ RS_EXPORT int rs_store_heartbeat(struct rs_store *st, const char *gateway_id, in
  * commit (rollbacks not counted; PostgreSQL's write begin, one round trip,
  * counts one).  What a test or a benchmark measures work per event by. */
 RS_EXPORT uint64_t rs_store_statements(const struct rs_store *st);
+
+/* The store's wall clock minus this process's, in ms, as the last
+ * transaction's begin measured it (PostgreSQL: the server's now() against
+ * the local clock when the begin was sent; the one-way latency is in it).
+ * Returns 0, -ENOENT (nothing measured yet), -EOPNOTSUPP (the store has no
+ * clock of its own: SQLite, this machine's), -EINVAL. */
+RS_EXPORT int rs_store_clock_skew(const struct rs_store *st, int64_t *skew_ms);
 
 /* A session a gateway accepted while the store was unavailable (degraded),
  * for rs_store_session_claim() once the store answers again. */

@@ -55,6 +55,7 @@ int main(void)
 	F(rs_gw_gauges, supervisors); F(rs_gw_gauges, busiest); F(rs_gw_gauges, unrecorded);
 	F(rs_gw_gauges, deferred_pending); F(rs_gw_gauges, store_queue); F(rs_gw_gauges, store_up);
 	F(rs_gw_gauges, registered); F(rs_gw_gauges, draining); F(rs_gw_gauges, stopping);
+	F(rs_gw_gauges, store_clock_skew_ms);
 	C(RS_SECRET_MAX); C(RS_FRAME_MAX); C(RS_FRAME_HEADER); C(RS_GOODBYE_SHUTDOWN); C(RS_GATEWAY_SERVING);
 	C(RS_GW_LINK_FLUSHED); C(RS_GW_LINK_LOST); C(RS_GW_LINK_IDLE); C(RS_GW_REJECT_COUNT);
 	C(RS_STORE_ERROR_KINDS);

@@ -5,9 +5,10 @@
  * libfaketime steps a process: the time it passes in and the clock the
  * store reads both move).  Each registers with its own wall clock and
  * lists the live gateways with it: every one sees all three live, none
- * declared dead by mistake, and each reads the skew it runs with.
- * PostgreSQL only: runs when RS_TEST_PG_URL names a server (its database
- * emptied for the test). */
+ * declared dead by mistake, every heartbeat written on the server's
+ * clock, and each reads the skew it runs with.  On PostgreSQL when
+ * RS_TEST_PG_URL names a server (its database emptied for the test); on
+ * SQLite, that there is no skew to read. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -73,10 +74,36 @@ static void test_stepped_clocks(void **state)
 		assert_int_equal(rs_store_list_gateways(st[i], stepped_ms(&clocks[i]), false, &rows, &n), 0);
 		printf("# %s (clock %+lld ms) sees %zu live gateways\n", ids[i], (long long)clocks[i].step_ms, n);
 		assert_int_equal(n, N);
+		/* Every heartbeat is on the server's clock (here: the real one). */
+		for (size_t k = 0; k < n; k++)
+			assert_true(llabs(rows[k].heartbeat_ms - real_ms()) < 1000);
 		free(rows);
+	}
+	for (int i = 0; i < N; i++) {
+		int64_t skew = 0;
+
+		assert_int_equal(rs_store_clock_skew(st[i], &skew), 0);
+		printf("# %s: skew %lld ms\n", ids[i], (long long)skew);
+		assert_true(llabs(skew + clocks[i].step_ms) < 1000);
 	}
 	for (int i = 0; i < N; i++)
 		rs_store_close(st[i]);
+}
+
+/* SQLite has no clock but this machine's: no skew to read. */
+static void test_sqlite_no_skew(void **state)
+{
+	struct store_fixture f;
+	struct rs_store *st = NULL;
+	int64_t skew = 0;
+
+	(void)state;
+	assert_int_equal(store_fixture_make(&f, "clock", NULL), 0);
+	assert_int_equal(rs_store_open(f.url, NULL, &st), 0);
+	assert_int_equal(rs_store_clock_skew(st, &skew), -EOPNOTSUPP);
+	assert_int_equal(rs_store_pg_set_wall_clock(st, NULL, NULL), -EINVAL);
+	rs_store_close(st);
+	store_fixture_remove(&f);
 }
 
 int main(void)
@@ -87,11 +114,15 @@ int main(void)
 		cmocka_unit_test_prestate_setup_teardown(test_stepped_clocks, store_fixture_setup,
 							 store_fixture_teardown, url),
 	};
+	const struct CMUnitTest sqlite_tests[] = {
+		cmocka_unit_test(test_sqlite_no_skew),
+	};
+	int rc = cmocka_run_group_tests_name("store_clock (sqlite)", sqlite_tests, NULL, NULL);
 
 	if (!pg || !pg[0]) {
-		printf("# store_clock: SKIPPED, RS_TEST_PG_URL is not set\n");
-		return 0;
+		printf("# store_clock (postgres): SKIPPED, RS_TEST_PG_URL is not set\n");
+		return rc;
 	}
 	snprintf(url, sizeof(url), "%s", pg);
-	return cmocka_run_group_tests_name("store_clock (postgres)", tests, NULL, NULL);
+	return rc | cmocka_run_group_tests_name("store_clock (postgres)", tests, NULL, NULL);
 }

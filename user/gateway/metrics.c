@@ -90,6 +90,10 @@ static void render(const void *ctx, struct evbuffer *b)
 	rs_metrics_family(b, "ringsteer_gateway_store_up", "gauge",
 	       "1 when the last store operation got an answer, 0 when the store was unavailable.");
 	evbuffer_add_printf(b, "ringsteer_gateway_store_up{gateway=\"%s\"} %d\n", id, g.store_up ? 1 : 0);
+	rs_metrics_family(b, "ringsteer_gateway_store_clock_skew_seconds", "gauge",
+	       "The store server's wall clock minus this gateway's, measured at each transaction's begin and read at each heartbeat (PostgreSQL: liveness runs on the server's clock once they differ by over 1 s; always 0 on SQLite, one machine's clock).");
+	evbuffer_add_printf(b, "ringsteer_gateway_store_clock_skew_seconds{gateway=\"%s\"} %.3f\n", id,
+			    (double)g.store_clock_skew_ms / 1000.0);
 	rs_metrics_family(b, "ringsteer_gateway_store_queue", "gauge",
 	       "Store calls submitted to the store worker and not answered yet.");
 	evbuffer_add_printf(b, "ringsteer_gateway_store_queue{gateway=\"%s\"} %llu\n", id,

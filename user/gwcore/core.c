@@ -463,6 +463,7 @@ void rs_gw_core_gauges(const struct rs_gw_core *core, struct rs_gw_gauges *g)
 		.registered = core->registered,
 		.draining = core->draining,
 		.stopping = core->stopping,
+		.store_clock_skew_ms = core->store_clock_skew_ms,
 	};
 	for (const struct rs_gw_link *l = core->links; l; l = l->next)
 		if (gwc_attached_state(l->state) && l->sandboxes > g->busiest)

@@ -94,6 +94,7 @@ struct rs_gw_core {
 	struct gwc_owed *owed;
 	struct gwc_round *rounds;
 	bool store_up;
+	int64_t store_clock_skew_ms; /* the store's clock minus ours, as of the last heartbeat (0: none) */
 	int64_t store_back_ms;
 	bool registered;
 	bool heartbeat_in_flight;

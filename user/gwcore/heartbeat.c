@@ -59,6 +59,7 @@ void gwc_heartbeat_answered(struct rs_gw_core *core, struct gwc_req *req, bool w
 	core->heartbeat_in_flight = false;
 	/* Counted whatever the outcome: a failed call ran statements too. */
 	core->counters.store_statements = req->pub.u.heartbeat.statements;
+	core->store_clock_skew_ms = req->pub.u.heartbeat.clock_skew_ms;
 	if (err) {
 		core->counters.store_errors++;
 		core->counters.store_errors_kind[rs_store_error_kind(err)]++;

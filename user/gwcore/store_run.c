@@ -25,6 +25,8 @@ static int heartbeat(const struct rs_gw_store_ops *ops, void *st, struct rs_gw_s
 	if (err == 0 && req->u.heartbeat.check_drain && ops->gateway_get(st, req->gateway_id, now, &row) == 0)
 		req->u.heartbeat.told_drain = row.state == RS_GATEWAY_DRAINING;
 	req->u.heartbeat.statements = ops->statements ? ops->statements(st) : 0;
+	if (!ops->clock_skew || ops->clock_skew(st, &req->u.heartbeat.clock_skew_ms) != 0)
+		req->u.heartbeat.clock_skew_ms = 0;
 	return err;
 }
 
@@ -123,6 +125,11 @@ static uint64_t l_statements(const void *st)
 	return rs_store_statements(st);
 }
 
+static int l_clock_skew(const void *st, int64_t *skew_ms)
+{
+	return rs_store_clock_skew(st, skew_ms);
+}
+
 static const struct rs_gw_store_ops ledger = {
 	.admit_batch = l_admit_batch,
 	.session_claim = l_claim,
@@ -133,6 +140,7 @@ static const struct rs_gw_store_ops ledger = {
 	.gateway_get = l_get,
 	.list_gateways = l_list,
 	.statements = l_statements,
+	.clock_skew = l_clock_skew,
 };
 
 const struct rs_gw_store_ops *rs_gw_store_ops_ledger(void)

@@ -18,7 +18,9 @@
  *   writes from them, so it relies on this.
  * - begin(RS_TXN_READ) gives one consistent snapshot for several statements.
  * - commit() either commits or rolls back and returns the error; rollback()
- *   never fails (an already-aborted transaction is fine).
+ *   never fails (an already-aborted transaction is fine).  A backend whose
+ *   COMMIT's answer can be lost reads the outcome back before saying it
+ *   failed (PostgreSQL: pg_xact_status).
  * - exec() runs one statement with exactly rs_store_stmts[stmt].n_params
  *   parameters and calls on_row once per result row with exactly
  *   rs_store_stmts[stmt].n_cols columns; values handed to on_row are valid
@@ -167,6 +169,13 @@ struct rs_store_backend {
 	 * many notifications, or -EIO when the watch connection is lost. */
 	int (*watch)(struct rs_db *db);
 	int (*watch_consume)(struct rs_db *db);
+
+	/* Optional (NULL: the store's clock is this machine's, as SQLite's
+	 * file).  The server's wall clock minus this process's, in ms, as the
+	 * last begin() measured it (no round trip of its own: the server's
+	 * time comes with the begin's answer).  Returns 0, or -ENOENT when no
+	 * begin() has measured it on this connection. */
+	int (*clock)(struct rs_db *db, int64_t *skew_ms);
 };
 
 extern const struct rs_store_backend rs_store_sqlite_backend;

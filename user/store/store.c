@@ -68,6 +68,39 @@ uint64_t rs_store_statements(const struct rs_store *st)
 	return st ? st->statements : 0;
 }
 
+int64_t rs_store_now(const struct rs_store *st, int64_t now_ms)
+{
+	if (st->shift_ms < 0)
+		return now_ms < INT64_MIN - st->shift_ms ? INT64_MIN : now_ms + st->shift_ms;
+	return now_ms > INT64_MAX - st->shift_ms ? INT64_MAX : now_ms + st->shift_ms;
+}
+
+int rs_store_clock_skew(const struct rs_store *st, int64_t *skew_ms)
+{
+	if (!st || !skew_ms)
+		return -EINVAL;
+	if (!st->be->clock)
+		return -EOPNOTSUPP;
+	if (!st->skew_known)
+		return -ENOENT;
+	*skew_ms = st->skew_ms;
+	return 0;
+}
+
+/* Takes the skew the begin just measured: the body's times follow it. */
+static void take_clock(struct rs_store *st)
+{
+	int64_t skew;
+
+	st->shift_ms = 0;
+	if (!st->be->clock || st->be->clock(st->db, &skew) != 0)
+		return;
+	st->skew_ms = skew;
+	st->skew_known = true;
+	if (skew > RS_STORE_SKEW_TOLERANCE_MS || skew < -RS_STORE_SKEW_TOLERANCE_MS)
+		st->shift_ms = skew;
+}
+
 int rs_store_txn(struct rs_store *st, enum rs_txn kind, int (*body)(struct rs_store *st, void *arg), void *arg)
 {
 	int err;
@@ -76,6 +109,7 @@ int rs_store_txn(struct rs_store *st, enum rs_txn kind, int (*body)(struct rs_st
 	err = st->be->begin(st->db, kind);
 	if (err)
 		return err;
+	take_clock(st);
 	err = body(st, arg);
 	if (err) {
 		st->be->rollback(st->db);
@@ -366,7 +400,7 @@ static int gateway_register(struct rs_store *st, void *arg)
 		rs_db_text(w->id),
 		rs_db_text(w->peer),
 		rs_db_int(w->state),
-		rs_db_int(w->now_ms),
+		rs_db_int(rs_store_now(st, w->now_ms)),
 	};
 	int err;
 
@@ -443,7 +477,7 @@ int rs_store_gateway_remove(struct rs_store *st, const char *id)
 
 /* A listing of every gateway (all), the live ones, or gateway id alone. */
 struct gateway_listing {
-	int64_t now_ms, live_since;
+	int64_t now_ms;
 	bool all;
 	const char *id; /* not NULL: this gateway's row only, live or not */
 	struct rs_gateway_list list;
@@ -471,8 +505,9 @@ static int on_load(void *ctx, const struct rs_db_value *cols, size_t n)
 static int list_gateways(struct rs_store *st, void *arg)
 {
 	struct gateway_listing *gl = arg;
-	const struct rs_db_value params[] = { rs_db_int(gl->now_ms), rs_db_text(gl->id ? gl->id : ""),
-					      rs_db_int(gl->live_since) };
+	int64_t now = rs_store_now(st, gl->now_ms), live_since = rs_store_time_sub(now, st->opt.ttl_ms);
+	const struct rs_db_value params[] = { rs_db_int(now), rs_db_text(gl->id ? gl->id : ""),
+					      rs_db_int(live_since) };
 	int err;
 
 	gl->list.n = 0;
@@ -490,7 +525,7 @@ static int list_gateways(struct rs_store *st, void *arg)
 	for (size_t i = 0; i < gl->list.n; i++) {
 		struct rs_gateway_row *row = &gl->list.rows[i];
 
-		row->live = rs_store_gateway_live(row->heartbeat_ms, gl->live_since);
+		row->live = rs_store_gateway_live(row->heartbeat_ms, live_since);
 		row->supervisors = row->live ? row->attached : 0;
 	}
 	/* One gateway's count reads only its part of the pending index. */
@@ -510,7 +545,6 @@ int rs_store_list_gateways(struct rs_store *st, int64_t now_ms, bool all, struct
 	*n = 0;
 	if (!st)
 		return -EINVAL;
-	gl.live_since = rs_store_time_sub(now_ms, st->opt.ttl_ms);
 	err = rs_store_txn(st, RS_TXN_READ, list_gateways, &gl);
 	if (err) {
 		free(gl.list.rows);
@@ -528,7 +562,6 @@ int rs_store_gateway_get(struct rs_store *st, const char *id, int64_t now_ms, st
 
 	if (!st || !rs_store_id_ok(id) || !row)
 		return -EINVAL;
-	gl.live_since = rs_store_time_sub(now_ms, st->opt.ttl_ms);
 	err = rs_store_txn(st, RS_TXN_READ, list_gateways, &gl);
 	if (!err && gl.list.n == 0)
 		err = -ENOENT;
@@ -541,7 +574,8 @@ int rs_store_gateway_get(struct rs_store *st, const char *id, int64_t now_ms, st
 }
 
 struct session_listing {
-	int64_t now_ms, live_since;
+	int64_t caller_ms;         /* the caller's time */
+	int64_t now_ms, live_since; /* on the store's clock (list_sessions) */
 	bool all;
 	struct rs_session_row *rows;
 	size_t n, cap;
@@ -591,8 +625,12 @@ static int session_cmp(const void *a, const void *b)
 static int list_sessions(struct rs_store *st, void *arg)
 {
 	struct session_listing *sl = arg;
-	const struct rs_db_value params[] = { rs_db_int(sl->live_since), rs_db_int(sl->now_ms) };
+	struct rs_db_value params[2];
 
+	sl->now_ms = rs_store_now(st, sl->caller_ms);
+	sl->live_since = rs_store_time_sub(sl->now_ms, st->opt.ttl_ms);
+	params[0] = rs_db_int(sl->live_since);
+	params[1] = rs_db_int(sl->now_ms);
 	sl->n = 0;
 	if (sl->all)
 		return rs_store_exec(st, RS_STMT_SESSIONS_ALL, NULL, on_session, sl, NULL);
@@ -601,7 +639,7 @@ static int list_sessions(struct rs_store *st, void *arg)
 
 int rs_store_list_sessions(struct rs_store *st, int64_t now_ms, bool all, struct rs_session_row **rows, size_t *n)
 {
-	struct session_listing sl = { .now_ms = now_ms, .all = all };
+	struct session_listing sl = { .caller_ms = now_ms, .all = all };
 	int err;
 
 	if (!rows || !n)
@@ -610,7 +648,6 @@ int rs_store_list_sessions(struct rs_store *st, int64_t now_ms, bool all, struct
 	*n = 0;
 	if (!st)
 		return -EINVAL;
-	sl.live_since = rs_store_time_sub(now_ms, st->opt.ttl_ms);
 	err = rs_store_txn(st, RS_TXN_READ, list_sessions, &sl);
 	if (err) {
 		free(sl.rows);
@@ -634,7 +671,7 @@ static int heartbeat(struct rs_store *st, void *arg)
 {
 	const struct heartbeat *hb = arg;
 
-	return rs_store_gateway_touch(st, hb->gateway_id, hb->now_ms);
+	return rs_store_gateway_touch(st, hb->gateway_id, rs_store_now(st, hb->now_ms));
 }
 
 int rs_store_heartbeat(struct rs_store *st, const char *gateway_id, int64_t now_ms)
@@ -737,8 +774,8 @@ static int session_leave(struct rs_store *st, void *arg)
 		return session_end(st, (void *)&l->k);
 	r = m.row;
 	r.state = RS_SESSION_PENDING;
-	r.expires_ms = rs_store_time_add(l->now_ms, l->grace_ms);
-	return rs_store_member_write(st, &m, &r, l->now_ms);
+	r.expires_ms = rs_store_time_add(rs_store_now(st, l->now_ms), l->grace_ms);
+	return rs_store_member_write(st, &m, &r, rs_store_now(st, l->now_ms));
 }
 
 int rs_store_session_leave(struct rs_store *st, const char *gateway_id, const char *member_id, uint64_t epoch,

@@ -58,7 +58,7 @@ struct batch {
 	struct rs_admit *a;
 	size_t n;
 	int *errs;
-	int64_t now_ms, live_since;
+	int64_t now_ms; /* the caller's (the body reads it on the store's clock) */
 	size_t written; /* items whose rows were written */
 };
 
@@ -84,7 +84,7 @@ static int write_member_row(struct rs_store *st, const struct rs_admit *a, const
 	snprintf(r.instance_id, sizeof(r.instance_id), "%s", facts->instance_id);
 	snprintf(r.gateway_id, sizeof(r.gateway_id), "%s", gateway_id);
 	snprintf(r.source, sizeof(r.source), "%s", facts->source);
-	return rs_store_member_write(st, before, &r, a->now_ms);
+	return rs_store_member_write(st, before, &r, rs_store_now(st, a->now_ms));
 }
 
 /* The arrival kind a's flags say (admit_ok() refuses handoff with
@@ -171,7 +171,7 @@ static int admit_one(struct rs_store *st, struct rs_admit *a, int at)
 	if (!err)
 		err = check_member_row(st, in.kind, a, &m);
 	if (!err)
-		err = rs_store_stale_record(st, &m, a->now_ms, &in.record_at);
+		err = rs_store_stale_record(st, &m, rs_store_now(st, a->now_ms), &in.record_at);
 	if (err)
 		return err;
 	in.record = rs_store_record_kind(&m, in.record_at);
@@ -194,10 +194,10 @@ static int admit_one(struct rs_store *st, struct rs_admit *a, int at)
 	target = &st->live.rows[o.decision.gateway];
 	if (target == here)
 		err = write_member_row(st, a, &m, &facts, target->id, RS_SESSION_ACTIVE,
-				       rs_store_time_add(a->now_ms, st->opt.ttl_ms));
+				       rs_store_time_add(rs_store_now(st, a->now_ms), st->opt.ttl_ms));
 	else
 		err = write_member_row(st, a, &m, &facts, target->id, RS_SESSION_PENDING,
-				       rs_store_time_add(a->now_ms, st->opt.reservation_ms));
+				       rs_store_time_add(rs_store_now(st, a->now_ms), st->opt.reservation_ms));
 	if (!err)
 		err = rs_store_move_load(st, in.record_at, (int)o.decision.gateway);
 	if (err)
@@ -235,18 +235,19 @@ static int admit_batch(struct rs_store *st, void *arg)
 {
 	struct batch *b = arg;
 	const struct rs_gateway_row *here;
+	int64_t now = rs_store_now(st, b->now_ms);
 	int err;
 
-	err = rs_store_gateway_touch(st, b->a[0].gateway_id, b->now_ms);
+	err = rs_store_gateway_touch(st, b->a[0].gateway_id, now);
 	if (err)
 		return err;
-	err = rs_store_read_live(st, b->live_since);
+	err = rs_store_read_live(st, rs_store_time_sub(now, st->opt.ttl_ms));
 	if (err)
 		return err;
 	here = rs_gateway_list_find(&st->live, b->a[0].gateway_id);
 	if (!here)
 		return -EIO; /* its heartbeat was just written: it must be live */
-	err = rs_store_load_placer(st, b->now_ms);
+	err = rs_store_load_placer(st, now);
 	if (err)
 		return err;
 	for (size_t i = 0; i < b->n; i++) {
@@ -290,7 +291,6 @@ int rs_store_admit_batch(struct rs_store *st, struct rs_admit *a, size_t n, int 
 	if (err || ok == 0)
 		return err; /* nothing to decide: errs[] says why */
 	b.now_ms = a[0].now_ms;
-	b.live_since = rs_store_time_sub(b.now_ms, st->opt.ttl_ms);
 	err = rs_store_txn(st, RS_TXN_WRITE, admit_batch, &b);
 	if (err == BATCH_NOTHING_WRITTEN)
 		return 0; /* errs[] says why, item by item */

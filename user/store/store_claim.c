@@ -35,7 +35,7 @@ static int write_row(struct rs_store *st, const struct rs_session_claim *c, cons
 	struct rs_session_row r = {
 		.epoch = c->epoch,
 		.sandboxes = c->sandboxes,
-		.expires_ms = rs_store_time_add(c->now_ms, st->opt.ttl_ms),
+		.expires_ms = rs_store_time_add(rs_store_now(st, c->now_ms), st->opt.ttl_ms),
 		.state = RS_SESSION_ACTIVE,
 	};
 
@@ -43,7 +43,7 @@ static int write_row(struct rs_store *st, const struct rs_session_claim *c, cons
 	snprintf(r.instance_id, sizeof(r.instance_id), "%s", c->instance_id ? c->instance_id : "");
 	snprintf(r.gateway_id, sizeof(r.gateway_id), "%s", c->gateway_id);
 	snprintf(r.source, sizeof(r.source), "%s", c->source ? c->source : "");
-	return rs_store_member_write(st, before, &r, c->now_ms);
+	return rs_store_member_write(st, before, &r, rs_store_now(st, c->now_ms));
 }
 
 /* The claiming gateway's load and the cap, over the live snapshot read
@@ -54,9 +54,9 @@ static int read_cap(struct rs_store *st, struct rs_session_claim *c)
 	uint64_t n = 0, g = 0;
 	int err;
 
-	err = rs_store_read_live(st, rs_store_time_sub(c->now_ms, st->opt.ttl_ms));
+	err = rs_store_read_live(st, rs_store_time_sub(rs_store_now(st, c->now_ms), st->opt.ttl_ms));
 	if (!err)
-		err = rs_store_load_placer(st, c->now_ms);
+		err = rs_store_load_placer(st, rs_store_now(st, c->now_ms));
 	if (err)
 		return err;
 	here = rs_gateway_list_find(&st->live, c->gateway_id);
@@ -84,7 +84,7 @@ static int live_session(struct rs_store *st, const struct rs_session_claim *c, c
 	*live = m->found && m->row.state == RS_SESSION_ACTIVE;
 	if (!*live || strcmp(m->row.gateway_id, c->gateway_id) == 0)
 		return 0;
-	err = rs_store_read_live(st, rs_store_time_sub(c->now_ms, st->opt.ttl_ms));
+	err = rs_store_read_live(st, rs_store_time_sub(rs_store_now(st, c->now_ms), st->opt.ttl_ms));
 	if (err)
 		return err;
 	*live = rs_store_live_session(st, m);
@@ -100,7 +100,7 @@ static int claim(struct rs_store *st, void *arg)
 
 	/* -ENOENT when we have no row: a session on a gateway the store does
 	 * not know would count for nothing; the heartbeat registers first. */
-	err = rs_store_gateway_touch(st, c->gateway_id, c->now_ms);
+	err = rs_store_gateway_touch(st, c->gateway_id, rs_store_now(st, c->now_ms));
 	if (err)
 		return err;
 	err = rs_store_member_row(st, c->member_id, &m);

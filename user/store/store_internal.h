@@ -29,6 +29,12 @@ struct rs_store {
 	struct rs_store_options opt;
 	uint64_t statements;          /* rs_store_statements() */
 
+	/* The store's clock (PostgreSQL's server): the skew measured at the
+	 * running transaction's begin (rs_store_clock_skew()), and the shift
+	 * its body applies to the caller's times (rs_store_now()). */
+	int64_t skew_ms, shift_ms;
+	bool skew_known;
+
 	/* The placement cache (store_admit.c): a ring over the live gateway ids
 	 * and a placer over it, rebuilt only when that id set changes; the
 	 * scratch lists each admission refills. */
@@ -39,6 +45,19 @@ struct rs_store {
 	uint32_t *loads;              /* per ring gateway */
 	size_t scratch_cap;           /* room in ids and loads */
 };
+
+/* Skews of at most this are not applied: clocks kept by NTP agree far
+ * closer, every TTL is seconds, and a shift of the round trip's noise
+ * would move every time written by a few ms for nothing. */
+#define RS_STORE_SKEW_TOLERANCE_MS 1000
+
+/* The caller's wall-clock time now_ms on the store's clock: moved by the
+ * skew the running transaction's begin measured when it is beyond
+ * RS_STORE_SKEW_TOLERANCE_MS (PostgreSQL), else as given (SQLite: one
+ * machine, one clock).  Every transaction body reads its times so, so
+ * that a gateway whose clock was stepped writes heartbeats and expiries,
+ * and judges its peers' liveness, by the server's clock. */
+int64_t rs_store_now(const struct rs_store *st, int64_t now_ms);
 
 /* now - ttl and now + ms, saturating (now is the caller's). */
 int64_t rs_store_time_sub(int64_t t, uint32_t ms);

@@ -46,6 +46,13 @@
  *   + 10 s and client_connection_check_interval = 1 s, so that the server
  *   itself ends a statement whose client gave up on it.  Parameters given
  *   in the URL win over these (they come after them).
+ * - A COMMIT whose answer is lost (the connection broke while it was
+ *   outstanding) is read back, not assumed failed (resolve_commit): the
+ *   write begin's round trip also returns the transaction's id and WAL
+ *   timeline, so normal commits pay no round trip for it.
+ * - Every begin's round trip also returns the server's now(): the skew
+ *   against this process's wall clock (backend.h, clock) that store.c
+ *   moves the callers' times by (store_internal.h, rs_store_now).
  * - Server notices (e.g. "relation already exists, skipping") are counted,
  *   never printed: the gateways log in logfmt.
  * - no_create and read_only never create anything: a database without the
@@ -90,7 +97,13 @@
  * round trip of its own): its id (xid8, at most 20 digits) and the
  * timeline its WAL is written on (the first 8 hex digits of the WAL file's
  * name), which a lost COMMIT's read-back needs (resolve_commit). */
-#define XACT_SELECT "SELECT pg_current_xact_id()::text, substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8)"
+#define XACT_SELECT \
+	"SELECT pg_current_xact_id()::text, substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8), " SERVER_MS
+
+/* The server's wall clock in ms: now(), the transaction's start, stamped
+ * when BEGIN ran, before any lock wait (so the skew measured from it is
+ * not off by the wait). */
+#define SERVER_MS "(extract(epoch FROM now()) * 1000)::bigint"
 #define XID_MAX_LEN 20
 #define TIMELINE_LEN 8
 
@@ -133,6 +146,8 @@ struct rs_db {
 	bool committing;    /* the round trip running is a COMMIT */
 	char xid[XID_MAX_LEN + 1];       /* the open write transaction's id, "" none */
 	char timeline[TIMELINE_LEN + 1]; /* its WAL's timeline */
+	int64_t skew_ms;    /* server clock - ours, at the last begin */
+	bool skew_known;
 	rs_pg_wall_clock_fn wall_clock; /* the test seam (store_pg_hook.h); NULL: CLOCK_REALTIME */
 	void *wall_clock_ctx;
 	rs_pg_commit_sent_fn commit_sent; /* the test seam (store_pg_hook.h) */
@@ -509,34 +524,78 @@ static int copy_token(const PGresult *res, int c, const char *allowed, char *dst
 	return 0;
 }
 
+static int parse_int(const char *s, size_t len, int64_t *out);
+
+static int64_t wall_ms(const struct rs_db *db)
+{
+	struct timespec ts;
+
+	if (db->wall_clock)
+		return db->wall_clock(db->wall_clock_ctx);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Takes the server's clock from column c of a begin's one row against
+ * ours when the begin was sent (sent_ms). */
+static int read_skew(struct rs_db *db, const PGresult *res, int c, int64_t sent_ms)
+{
+	int64_t server_ms;
+
+	if (PQntuples(res) != 1 || PQnfields(res) <= c || PQgetisnull(res, 0, c) ||
+	    parse_int(PQgetvalue(res, 0, c), (size_t)PQgetlength(res, 0, c), &server_ms) != 0 ||
+	    (sent_ms < 0 && server_ms > INT64_MAX + sent_ms) || (sent_ms > 0 && server_ms < INT64_MIN + sent_ms))
+		return -EIO;
+	db->skew_ms = server_ms - sent_ms;
+	db->skew_known = true;
+	return 0;
+}
+
 static int pg_begin(struct rs_db *db, enum rs_txn kind)
 {
-	char sql[320];
+	char sql[384];
 	PGresult *res;
+	int64_t sent_ms;
+	bool write = kind == RS_TXN_WRITE && !db->read_only;
 	int err = ensure_connected(db);
 
 	db->xid[0] = '\0';
 	if (err)
 		return err;
-	if (kind == RS_TXN_READ || db->read_only)
-		return simple(db, db->conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PGRES_COMMAND_OK);
-	/* One round trip; the transaction's identity is the last result. */
-	snprintf(sql, sizeof(sql),
-		 "BEGIN; SET LOCAL lock_timeout = '%" PRIu32 "ms'; SELECT pg_advisory_xact_lock(%lld); " XACT_SELECT,
-		 db->busy_timeout_ms, (long long)LOCK_KEY);
+	/* One round trip; the transaction's identity and the server's clock
+	 * are the last result. */
+	if (!write)
+		snprintf(sql, sizeof(sql), "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT " SERVER_MS);
+	else
+		snprintf(sql, sizeof(sql),
+			 "BEGIN; SET LOCAL lock_timeout = '%" PRIu32 "ms'; SELECT pg_advisory_xact_lock(%lld); " XACT_SELECT,
+			 db->busy_timeout_ms, (long long)LOCK_KEY);
+	sent_ms = wall_ms(db);
 	/* The lock wait may take the busy timeout (then -EBUSY): its answer
 	 * gets as long again before the server counts as not answering. */
 	err = round_trip(db, db->conn, PQsendQuery(db->conn, sql),
-			 db->busy_timeout_ms > UINT32_MAX / 2 ? UINT32_MAX : 2 * db->busy_timeout_ms, &res);
+			 !write ? db->busy_timeout_ms
+				: db->busy_timeout_ms > UINT32_MAX / 2 ? UINT32_MAX : 2 * db->busy_timeout_ms, &res);
 	if (!err && (!res || PQresultStatus(res) != PGRES_TUPLES_OK))
 		err = judge(db, db->conn, res);
+	else if (!err && !write)
+		err = read_skew(db, res, 0, sent_ms);
 	else if (!err && (copy_token(res, 0, "0123456789", db->xid, XID_MAX_LEN) != 0 ||
-			  copy_token(res, 1, "0123456789ABCDEF", db->timeline, TIMELINE_LEN) != 0))
+			  copy_token(res, 1, "0123456789ABCDEF", db->timeline, TIMELINE_LEN) != 0 ||
+			  read_skew(db, res, 2, sent_ms) != 0))
 		err = -EIO;
 	PQclear(res);
 	if (err)
 		pg_rollback(db);
 	return err;
+}
+
+static int pg_clock(struct rs_db *db, int64_t *skew_ms)
+{
+	if (!db->skew_known)
+		return -ENOENT;
+	*skew_ms = db->skew_ms;
+	return 0;
 }
 
 /* Runs sql with text params[n] on db->conn: its one row's column 0 into
@@ -946,4 +1005,5 @@ const struct rs_store_backend rs_store_pg_backend = {
 	.exec = pg_exec,
 	.watch = pg_watch,
 	.watch_consume = pg_watch_consume,
+	.clock = pg_clock,
 };

@@ -31,7 +31,7 @@
 struct steer {
 	const char *const *member_ids;
 	size_t n;
-	int64_t now_ms, live_since;
+	int64_t now_ms; /* the caller's (the body reads it on the store's clock) */
 	struct rs_store_steer *outs;
 	int *errs;
 };
@@ -97,16 +97,17 @@ done:
 static int steer_batch(struct rs_store *st, void *arg)
 {
 	struct steer *s = arg;
+	int64_t now = rs_store_now(st, s->now_ms);
 	int err;
 
-	err = rs_store_read_live(st, s->live_since);
+	err = rs_store_read_live(st, rs_store_time_sub(now, st->opt.ttl_ms));
 	if (err)
 		return err;
 	if (st->live.n == 0)
 		return -ENOENT;
-	err = rs_store_load_placer(st, s->now_ms);
+	err = rs_store_load_placer(st, now);
 	for (size_t i = 0; !err && i < s->n; i++)
-		err = steer_one(st, s->member_ids[i], s->now_ms, &s->outs[i]);
+		err = steer_one(st, s->member_ids[i], now, &s->outs[i]);
 	return err;
 }
 
@@ -124,10 +125,8 @@ int rs_store_steer_batch(struct rs_store *st, const char *const *member_ids, siz
 	for (size_t i = 0; !err && i < n; i++)
 		if (!rs_store_id_ok(member_ids[i]))
 			err = -EINVAL;
-	if (!err) {
-		s.live_since = rs_store_time_sub(now_ms, st->opt.ttl_ms);
+	if (!err)
 		err = rs_store_txn(st, RS_TXN_WRITE, steer_batch, &s);
-	}
 	if (err)
 		memset(outs, 0, n * sizeof(*outs));
 	for (size_t i = 0; i < n; i++)

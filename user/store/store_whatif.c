@@ -20,7 +20,7 @@
 
 struct whatif {
 	const char *member_id;
-	int64_t now_ms, live_since;
+	int64_t now_ms; /* the caller's (the body reads it on the store's clock) */
 	struct rs_decision decision;
 	char target_id[RS_ID_MAX + 1];
 };
@@ -31,20 +31,21 @@ static int whatif(struct rs_store *st, void *arg)
 	struct rs_admit_input in = { .member_id = w->member_id, .kind = RS_ARRIVE_SERVICE, .at = -1 };
 	struct rs_admit_outcome o;
 	struct rs_member_row m;
+	int64_t now = rs_store_now(st, w->now_ms);
 	int err;
 
 	err = rs_store_member_row(st, w->member_id, &m);
 	if (err)
 		return err;
-	err = rs_store_read_live(st, w->live_since);
+	err = rs_store_read_live(st, rs_store_time_sub(now, st->opt.ttl_ms));
 	if (err)
 		return err;
 	if (st->live.n == 0)
 		return -ENOENT; /* no ring at all: nobody takes anyone */
-	err = rs_store_load_placer(st, w->now_ms);
+	err = rs_store_load_placer(st, now);
 	if (err)
 		return err;
-	err = rs_store_stale_record(st, &m, w->now_ms, &in.record_at);
+	err = rs_store_stale_record(st, &m, now, &in.record_at);
 	if (err)
 		return err;
 	in.record = rs_store_record_kind(&m, in.record_at);
@@ -68,7 +69,6 @@ int rs_store_whatif(struct rs_store *st, const char *member_id, int64_t now_ms, 
 		return -EINVAL;
 	memset(d, 0, sizeof(*d));
 	target_id[0] = '\0';
-	w.live_since = rs_store_time_sub(now_ms, st->opt.ttl_ms);
 	err = rs_store_txn(st, RS_TXN_READ, whatif, &w);
 	if (err)
 		return err;

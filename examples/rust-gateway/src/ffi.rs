@@ -147,6 +147,7 @@ pub struct rs_gw_gauges {
     pub registered: bool,
     pub draining: bool,
     pub stopping: bool,
+    pub store_clock_skew_ms: i64,
 }
 
 extern "C" {
@@ -235,7 +236,7 @@ pub fn print_layout() {
         claims_superseded, store_batches, store_batched, store_cancelled, store_statements, refresh_limited,
         sandboxes_coalesced, store_queue_full, store_errors_kind);
     st!(rs_gw_gauges, supervisors, busiest, unrecorded, deferred_pending, store_queue, store_up,
-        registered, draining, stopping);
+        registered, draining, stopping, store_clock_skew_ms);
     macro_rules! constant {
         ($($c:ident),*) => {{ $( println!("const {} {}", stringify!($c), $c); )* }};
     }
