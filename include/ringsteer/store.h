@@ -4,8 +4,8 @@
  * supplies transactions and statements, the placement transaction above
  * them is common).  Times are wall-clock milliseconds (several processes, maybe
  * several hosts, compare them), passed in by the caller so tests control
- * them.  On PostgreSQL they are moved onto the server's clock: each
- * transaction's begin reads the server's now() (no round trip of its own)
+ * them.  On PostgreSQL they are moved onto the server's clock: the
+ * transactions' begins read the server's now() (no round trip of its own)
  * and, when it differs from this process's wall clock by more than a
  * second, the caller's times are shifted by that skew for the transaction
  * (rs_store_clock_skew()), so a host whose clock was stepped neither
@@ -346,7 +346,8 @@ RS_EXPORT uint64_t rs_store_statements(const struct rs_store *st);
 
 /* The store's wall clock minus this process's, in ms, as the last
  * transaction's begin measured it (PostgreSQL: the server's now() against
- * the local clock when the begin was sent; the one-way latency is in it).
+ * the local clock when the begin was sent, the one-way latency in it; a
+ * read transaction reuses a measure up to a second old).
  * Returns 0, -ENOENT (nothing measured yet), -EOPNOTSUPP (the store has no
  * clock of its own: SQLite, this machine's), -EINVAL. */
 RS_EXPORT int rs_store_clock_skew(const struct rs_store *st, int64_t *skew_ms);

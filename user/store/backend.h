@@ -171,10 +171,11 @@ struct rs_store_backend {
 	int (*watch_consume)(struct rs_db *db);
 
 	/* Optional (NULL: the store's clock is this machine's, as SQLite's
-	 * file).  The server's wall clock minus this process's, in ms, as the
-	 * last begin() measured it (no round trip of its own: the server's
-	 * time comes with the begin's answer).  Returns 0, or -ENOENT when no
-	 * begin() has measured it on this connection. */
+	 * file).  The server's wall clock minus this process's, in ms, as
+	 * begin() last measured it (no round trip of its own: the server's
+	 * time comes with the begin's answer; a read begin may reuse a measure
+	 * up to a second old).  Returns 0, or -ENOENT when no begin() has
+	 * measured it on this connection. */
 	int (*clock)(struct rs_db *db, int64_t *skew_ms);
 };
 

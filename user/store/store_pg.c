@@ -50,9 +50,10 @@
  *   outstanding) is read back, not assumed failed (resolve_commit): the
  *   write begin's round trip also returns the transaction's id and WAL
  *   timeline, so normal commits pay no round trip for it.
- * - Every begin's round trip also returns the server's now(): the skew
- *   against this process's wall clock (backend.h, clock) that store.c
- *   moves the callers' times by (store_internal.h, rs_store_now).
+ * - A write begin's round trip also returns the server's now() (a read
+ *   begin's, once a second: SKEW_REFRESH_US): the skew against this
+ *   process's wall clock (backend.h, clock) that store.c moves the
+ *   callers' times by (store_internal.h, rs_store_now).
  * - Server notices (e.g. "relation already exists, skipping") are counted,
  *   never printed: the gateways log in logfmt.
  * - no_create and read_only never create anything: a database without the
@@ -93,12 +94,12 @@
 
 #define STATEMENT_TIMEOUT_EXTRA_MS 10000
 
-/* A write transaction's identity, the last statement of its begin (no
- * round trip of its own): its id (xid8, at most 20 digits) and the
- * timeline its WAL is written on (the first 8 hex digits of the WAL file's
- * name), which a lost COMMIT's read-back needs (resolve_commit). */
-#define XACT_SELECT \
-	"SELECT pg_current_xact_id()::text, substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8), " SERVER_MS
+/* A write transaction's identity, columns 1..3 of its begin's lock
+ * statement (no round trip nor statement of its own): its id (xid8, at
+ * most 20 digits) and the timeline its WAL is written on (the first 8 hex
+ * digits of the WAL file's name), which a lost COMMIT's read-back needs
+ * (resolve_commit), and the server's clock. */
+#define XACT_COLS "pg_current_xact_id()::text, substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8), " SERVER_MS
 
 /* The server's wall clock in ms: now(), the transaction's start, stamped
  * when BEGIN ran, before any lock wait (so the skew measured from it is
@@ -106,6 +107,11 @@
 #define SERVER_MS "(extract(epoch FROM now()) * 1000)::bigint"
 #define XID_MAX_LEN 20
 #define TIMELINE_LEN 8
+
+/* A read begin has no statement to fold the clock into: it adds one (in
+ * the same round trip) only when the last measure is older than this, so
+ * that a stream of reads costs one a second, not one each. */
+#define SKEW_REFRESH_US 1000000
 
 /* How often a lost COMMIT still in progress on the server is asked about
  * again, its old backend terminated in between. */
@@ -146,8 +152,9 @@ struct rs_db {
 	bool committing;    /* the round trip running is a COMMIT */
 	char xid[XID_MAX_LEN + 1];       /* the open write transaction's id, "" none */
 	char timeline[TIMELINE_LEN + 1]; /* its WAL's timeline */
-	int64_t skew_ms;    /* server clock - ours, at the last begin */
-	bool skew_known;
+	int64_t skew_ms;    /* server clock - ours, at the last measure */
+	int64_t skew_at_us; /* when (monotonic) */
+	bool skew_known;    /* measured on this connection */
 	rs_pg_wall_clock_fn wall_clock; /* the test seam (store_pg_hook.h); NULL: CLOCK_REALTIME */
 	void *wall_clock_ctx;
 	rs_pg_commit_sent_fn commit_sent; /* the test seam (store_pg_hook.h) */
@@ -354,6 +361,7 @@ static int ensure_connected(struct rs_db *db)
 	if (db->conn && PQstatus(db->conn) == CONNECTION_OK && !db->stale)
 		return 0;
 	db->stale = false;
+	db->skew_known = false; /* maybe another server: measured again */
 	memset(db->prepared, 0, sizeof(db->prepared));
 	if (db->conn)
 		PQfinish(db->conn);
@@ -547,6 +555,7 @@ static int read_skew(struct rs_db *db, const PGresult *res, int c, int64_t sent_
 	    (sent_ms < 0 && server_ms > INT64_MAX + sent_ms) || (sent_ms > 0 && server_ms < INT64_MIN + sent_ms))
 		return -EIO;
 	db->skew_ms = server_ms - sent_ms;
+	db->skew_at_us = monotonic_us();
 	db->skew_known = true;
 	return 0;
 }
@@ -557,18 +566,22 @@ static int pg_begin(struct rs_db *db, enum rs_txn kind)
 	PGresult *res;
 	int64_t sent_ms;
 	bool write = kind == RS_TXN_WRITE && !db->read_only;
+	bool measure;
 	int err = ensure_connected(db);
 
 	db->xid[0] = '\0';
 	if (err)
 		return err;
+	measure = write || !db->skew_known || monotonic_us() - db->skew_at_us > SKEW_REFRESH_US;
+	if (!write && !measure)
+		return simple(db, db->conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PGRES_COMMAND_OK);
 	/* One round trip; the transaction's identity and the server's clock
 	 * are the last result. */
 	if (!write)
 		snprintf(sql, sizeof(sql), "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT " SERVER_MS);
 	else
 		snprintf(sql, sizeof(sql),
-			 "BEGIN; SET LOCAL lock_timeout = '%" PRIu32 "ms'; SELECT pg_advisory_xact_lock(%lld); " XACT_SELECT,
+			 "BEGIN; SET LOCAL lock_timeout = '%" PRIu32 "ms'; SELECT pg_advisory_xact_lock(%lld), " XACT_COLS,
 			 db->busy_timeout_ms, (long long)LOCK_KEY);
 	sent_ms = wall_ms(db);
 	/* The lock wait may take the busy timeout (then -EBUSY): its answer
@@ -580,9 +593,9 @@ static int pg_begin(struct rs_db *db, enum rs_txn kind)
 		err = judge(db, db->conn, res);
 	else if (!err && !write)
 		err = read_skew(db, res, 0, sent_ms);
-	else if (!err && (copy_token(res, 0, "0123456789", db->xid, XID_MAX_LEN) != 0 ||
-			  copy_token(res, 1, "0123456789ABCDEF", db->timeline, TIMELINE_LEN) != 0 ||
-			  read_skew(db, res, 2, sent_ms) != 0))
+	else if (!err && (copy_token(res, 1, "0123456789", db->xid, XID_MAX_LEN) != 0 ||
+			  copy_token(res, 2, "0123456789ABCDEF", db->timeline, TIMELINE_LEN) != 0 ||
+			  read_skew(db, res, 3, sent_ms) != 0))
 		err = -EIO;
 	PQclear(res);
 	if (err)
