@@ -1234,6 +1234,22 @@ static void test_refresh_rate_limited(void **state)
 	answer_heartbeats(fx);
 }
 
+/* The store's clock skew the heartbeat read is the gauge's. */
+static void test_store_clock_skew_gauge(void **state)
+{
+	struct fx *fx = *state;
+	struct rs_gw_store_req *r;
+	struct rs_gw_gauges g;
+
+	advance(fx, HB_MS);
+	rs_gw_core_tick(fx->core, fx->now);
+	r = take(fx, RS_GW_STORE_HEARTBEAT);
+	r->u.heartbeat.clock_skew_ms = -30000;
+	done(fx, r, 0);
+	rs_gw_core_gauges(fx->core, &g);
+	assert_int_equal(g.store_clock_skew_ms, -30000);
+}
+
 static void sandboxes_frame(struct fx *fx, int no, uint32_t n)
 {
 	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_SANDBOXES };
@@ -1334,6 +1350,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_left_while_placing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drain_claims_degraded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refresh_rate_limited, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_store_clock_skew_gauge, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sandboxes_coalesced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_queue_bounded, setup, teardown),
 	};
