@@ -308,6 +308,7 @@ struct rs_store_steer {
 	char peer[RS_ENDPOINT_MAX + 1]; /* the target's advertised peer endpoint */
 	bool home;     /* the member is attached there (its live session) */
 	bool reserved; /* placed now: a pending reservation was written there */
+	int64_t expires_ms; /* reserved: that reservation's end (rs_store_reservation_withdraw) */
 };
 
 /* Chooses the gateway member_id's next connect to the Service goes to, in
@@ -377,6 +378,15 @@ struct rs_session_claim {
  * Returns 0, -ESTALE (superseded: nothing written), -ENOENT (gateway_id has
  * no row: nothing written), -EINVAL, -EIO, -EBUSY. */
 RS_EXPORT int rs_store_session_claim(struct rs_store *st, struct rs_session_claim *c);
+
+/* Deletes member's row if it is still the pending reservation at
+ * gateway_id ending at expires_ms (one rs_store_steer wrote: out.expires_ms),
+ * so that a node agent can take back a reservation its caller did not
+ * claim: an arrival (the row made active), a later reservation or a
+ * departure's grace are never touched.  Returns 1 (deleted), 0 (claimed or
+ * moved on: nothing to do), -EINVAL, -EIO, -EBUSY. */
+RS_EXPORT int rs_store_reservation_withdraw(struct rs_store *st, const char *member_id, const char *gateway_id,
+					    int64_t expires_ms);
 
 /* Records member's sandbox count if its row is still (gateway_id, epoch).
  * Returns 0, -ESTALE (row moved on), -EIO, -EBUSY. */

@@ -1031,6 +1031,44 @@ static void test_steer(void **state)
 	rs_store_close(st);
 }
 
+/* rs_store_reservation_withdraw: the node agent takes back exactly the
+ * reservation its steer wrote; one claimed by the member's arrival, or
+ * rewritten since, is left alone. */
+static void test_reservation_withdraw(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store_ab(f);
+	struct rs_store_steer out;
+	struct rs_session_row row;
+	struct rs_admit a;
+
+	assert_int_equal(rs_store_steer(st, "m-w", T0 + 1, &out), 0);
+	assert_true(out.reserved);
+	assert_int_equal(out.expires_ms, T0 + 1 + RESERVATION);
+	assert_int_equal(load_of(st, out.gateway_id, T0 + 1), 1);
+	/* Another end, another gateway: not that reservation. */
+	assert_int_equal(rs_store_reservation_withdraw(st, "m-w", out.gateway_id, out.expires_ms + 1), 0);
+	assert_int_equal(rs_store_reservation_withdraw(st, "m-w", strcmp(out.gateway_id, "gw-a") ? "gw-a" : "gw-b",
+						       out.expires_ms), 0);
+	assert_true(session_of(st, "m-w", T0 + 1, &row));
+	assert_int_equal(rs_store_reservation_withdraw(st, "m-w", out.gateway_id, out.expires_ms), 1);
+	assert_false(session_of(st, "m-w", T0 + 1, &row));
+	assert_int_equal(load_of(st, out.gateway_id, T0 + 1), 0);
+	assert_int_equal(rs_store_reservation_withdraw(st, "m-w", out.gateway_id, out.expires_ms), 0);
+
+	/* Claimed: the member arrived, its row is active; nothing withdrawn. */
+	assert_int_equal(rs_store_steer(st, "m-c", T0 + 2, &out), 0);
+	assert_true(out.reserved);
+	a = arrival(out.gateway_id, "m-c", 1, false, T0 + 3);
+	assert_int_equal(admit_checked(st, &a), 0);
+	assert_true(a.accepted);
+	assert_int_equal(rs_store_reservation_withdraw(st, "m-c", out.gateway_id, out.expires_ms), 0);
+	assert_true(session_of(st, "m-c", T0 + 3, &row));
+	assert_int_equal(row.state, RS_SESSION_ACTIVE);
+	assert_int_equal(rs_store_reservation_withdraw(st, "", "gw-a", 1), -EINVAL);
+	rs_store_close(st);
+}
+
 static void test_stale_record_excluded(void **state)
 {
 	struct fixture *f = *state;
@@ -2470,6 +2508,7 @@ static void test_pg_watch(void **state)
 	STORE_TEST(test_admit_matches_rule, env),                   \
 	STORE_TEST(test_reservation, env),                          \
 	STORE_TEST(test_steer, env),                                \
+	STORE_TEST(test_reservation_withdraw, env),                 \
 	STORE_TEST(test_stale_record_excluded, env),                \
 	STORE_TEST(test_stay, env),                                 \
 	STORE_TEST(test_fallback_after_failed_redirect, env),       \

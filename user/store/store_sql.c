@@ -180,6 +180,11 @@ const struct rs_stmt_def rs_store_stmts[RS_STMT_COUNT] = {
 	/* $1 member_id, $2 epoch, $3 gateway_id */
 	[RS_STMT_SESSION_DELETE] = {
 		"DELETE FROM sessions WHERE member_id = $1 AND epoch = $2 AND gateway_id = $3", 3, 0 },
+	/* $1 member_id, $2 gateway_id, $3 expires_ms: that very pending
+	 * reservation, not one written since nor the member's attachment */
+	[RS_STMT_RESERVATION_DELETE] = {
+		"DELETE FROM sessions WHERE member_id = $1 AND gateway_id = $2 AND expires_ms = $3 AND state = 0",
+		3, 0 },
 	/* -> session columns, then the gateway's heartbeat_ms (NULL: no gateway row) */
 	[RS_STMT_SESSIONS_ALL] = {
 		"SELECT " SESSION_COLS ", g.heartbeat_ms FROM sessions s LEFT JOIN gateways g ON g.id = s.gateway_id",

@@ -88,6 +88,7 @@ static int steer_one(struct rs_store *st, const char *member_id, int64_t now_ms,
 		return err;
 	out->home = false;
 	out->reserved = true;
+	out->expires_ms = r.expires_ms;
 done:
 	memcpy(out->gateway_id, target->id, sizeof(out->gateway_id));
 	memcpy(out->peer, target->peer, sizeof(out->peer));
