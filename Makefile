@@ -142,6 +142,11 @@ $(BUILD)/tests/test_unauth: $(BUILD)/obj/tests/unit/test_unauth.o $(UNAUTH_TEST_
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(UNAUTH_TEST_OBJS) $(TEST_LIB_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lcmocka -ljansson
 
+# The member socket's limits are pure (user/agent/reg_limit.c): its test links them.
+$(BUILD)/tests/test_reg_limit: $(BUILD)/obj/tests/unit/test_reg_limit.o $(BUILD)/obj/user/agent/reg_limit.o $(TEST_LIB_OBJS) $(BUILD)/libringsteer.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/obj/user/agent/reg_limit.o $(TEST_LIB_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lcmocka -ljansson
+
 # The reader of the agent's maps: its test links it and libbpf.
 $(BUILD)/obj/tests/unit/test_map_read.o: CFLAGS += -Ibpf
 $(BUILD)/tests/test_map_read: $(BUILD)/obj/tests/unit/test_map_read.o $(MAPS_OBJS)

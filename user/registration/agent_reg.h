@@ -115,6 +115,9 @@ enum rs_agent_reg_reason {
 	RS_AGENT_REG_CALLER_GONE = 19,   /* the caller exited (or its pid was reused) before it was keyed */
 	RS_AGENT_REG_KEY_IN_USE = 20,    /* another member is registered for the caller's netns or cgroup */
 	RS_AGENT_REG_FULL = 21,          /* the agent holds its maximum of members */
+	RS_AGENT_REG_RATE_LIMITED = 22,  /* the caller's key registered too often: retry later */
+	RS_AGENT_REG_UID_FULL = 23,      /* the caller's uid holds its share of registrations */
+	RS_AGENT_REG_ENDPOINT = 24,      /* the listener's address is not the gateway's advertised endpoint */
 	RS_AGENT_REG_REASON_COUNT
 };
 

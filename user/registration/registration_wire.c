@@ -50,6 +50,9 @@ static const char *const reason_names[RS_AGENT_REG_REASON_COUNT] = {
 	[RS_AGENT_REG_CALLER_GONE] = "caller_gone",
 	[RS_AGENT_REG_KEY_IN_USE] = "key_in_use",
 	[RS_AGENT_REG_FULL] = "full",
+	[RS_AGENT_REG_RATE_LIMITED] = "rate_limited",
+	[RS_AGENT_REG_UID_FULL] = "uid_full",
+	[RS_AGENT_REG_ENDPOINT] = "endpoint",
 };
 
 static const char *const reason_texts[RS_AGENT_REG_REASON_COUNT] = {
@@ -75,6 +78,9 @@ static const char *const reason_texts[RS_AGENT_REG_REASON_COUNT] = {
 	[RS_AGENT_REG_CALLER_GONE] = "caller exited before it could be identified",
 	[RS_AGENT_REG_KEY_IN_USE] = "another member is registered for the caller's network namespace or cgroup",
 	[RS_AGENT_REG_FULL] = "agent holds its maximum of registered members",
+	[RS_AGENT_REG_RATE_LIMITED] = "too many registrations from the caller's network namespace or cgroup: retry later",
+	[RS_AGENT_REG_UID_FULL] = "the caller's uid holds its maximum of registered members",
+	[RS_AGENT_REG_ENDPOINT] = "socket's local address is not the gateway's advertised endpoint",
 };
 
 const char *rs_agent_role_name(unsigned role)
