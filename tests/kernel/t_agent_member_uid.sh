@@ -13,10 +13,10 @@ KT_METRICS=127.0.0.1:9203
 agent_start --member-socket "$SOCK" --metrics "$KT_METRICS" --member-uid-max 2
 for p in p1 p2 p3; do pod_up $p; done
 mkfifo "$KT_DIR/hold1" "$KT_DIR/hold2"
+# (both started before either FIFO is opened: neither holds the other's open)
 member p1 "$SOCK" sup-1 <"$KT_DIR/hold1" >"$KT_DIR/sup-1.out" &
-exec 7>"$KT_DIR/hold1"
 member p2 "$SOCK" sup-2 <"$KT_DIR/hold2" >"$KT_DIR/sup-2.out" &
-exec 8>"$KT_DIR/hold2"
+exec 7>"$KT_DIR/hold1" 8>"$KT_DIR/hold2"
 await "sup-1 and sup-2 registered" 5 sh -c "grep -q '^registered' '$KT_DIR/sup-1.out' && grep -q '^registered' '$KT_DIR/sup-2.out'"
 out=$(member p3 "$SOCK" sup-3 </dev/null)
 echo "$out" | grep -q '^refused uid_full ' || fail "a third registration of one uid: $out"

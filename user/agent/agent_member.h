@@ -59,6 +59,8 @@ struct agent_member {
 	char gateway[RS_ID_MAX + 1]; /* target; "" when none could be chosen */
 	struct steer_job *steer;     /* rs_store_steer in flight for it, or NULL */
 	bool awaiting;               /* registered, its answer not sent yet */
+	bool uid_held;               /* counted in its uid's registrations (reg_limit_uid_hold) */
+	bool quiet;                  /* a refusal not logged on its own (an episode's, logged once) */
 };
 
 /* A gateway endpoint that registered callers are sent to (rs_targets). */

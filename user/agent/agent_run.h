@@ -14,6 +14,7 @@
 #include "agent_load.h"
 #include "agent_member.h"
 #include "precompute.h"
+#include "reg_limit.h"
 #include "registration/agent_reg.h"
 #include "ringsteer/store.h"
 #include "store/store_worker.h"
@@ -38,6 +39,7 @@ struct agent_config {
 	uint32_t forget_ms;        /* a known supervisor not seen for this long is forgotten */
 	uint32_t steer_wait_ms;    /* a registration waits this long for the store's target */
 	uint32_t store_timeout_ms; /* the store's busy timeout; 0: its default */
+	uint32_t member_uid_max;   /* registrations one uid may hold; 0: REG_LIMIT_UID_DEFAULT */
 	const char *probe_missing; /* tests: a feature to report absent */
 };
 
@@ -55,6 +57,12 @@ struct agent_counters {
 	uint64_t syncs_skipped;           /* ticks while the previous read was still in flight */
 	uint64_t member_steer_late;       /* registrations answered before the store (it did not
 					   * answer within cfg.steer_wait_ms): steered once it does */
+	/* pending reservations the steers wrote, taken back (reservations.c) */
+	uint64_t reservations_replaced;   /* by a newer registration from the same key */
+	uint64_t reservations_swept;      /* unclaimed when their lifetime ended */
+	uint64_t reservations_claimed;    /* nothing to take back: the member arrived, or moved on */
+	uint64_t reservations_failed;     /* the store refused the withdrawal (it ends by itself) */
+	uint64_t clients_full;            /* rs_clients entries refused: the map was full */
 };
 
 /* What the last sync saw, for the table rebuilt at a registration. */
@@ -100,6 +108,8 @@ struct agent {
 	uint32_t n_targets_used;
 	int64_t targets_adopted_until_ms;      /* adopted slots are not released before this (rs_mono_ms) */
 	uint64_t member_results[RS_AGENT_REG_REASON_COUNT];
+	struct reg_limits limits;              /* per key and per uid (reg_limit.h) */
+	struct event *sweep_ev;                /* reservations past their end (reservations.c) */
 };
 
 
@@ -160,6 +170,18 @@ int agent_sync_table(struct agent *a);
 /* rs_agent_reg_cb for the registration server: ctx is the struct agent. */
 int agent_on_register(void *ctx, const char *gateway_id, enum rs_agent_role role, int fd,
 		      const struct sockaddr_storage *local, uint32_t *slot_out);
+
+/* ---- reservations.c ------------------------------------------------------- */
+
+/* A steer's answer for key: its reservation, if it wrote one, becomes the
+ * key's; the key's previous one (another member) is withdrawn. */
+void agent_reservation_noted(struct agent *a, const struct rs_client_key *key, const struct rs_store_steer *out,
+			     const char *member_id);
+
+/* The sweep of reservations past their end, every AGENT_SWEEP_MS.  Returns
+ * 0 or -ENOMEM. */
+int agent_reservations_start(struct agent *a);
+void agent_reservations_stop(struct agent *a);
 
 /* ---- metrics.c ------------------------------------------------------------- */
 

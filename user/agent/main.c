@@ -58,6 +58,8 @@ static const char usage[] =
 	"  --socket PATH         gateways' registration socket (default " RS_AGENT_SOCKET_DEFAULT ")\n"
 	"  --member-socket PATH  supervisors' registration socket, any local process may\n"
 	"                        register itself (default: member.sock beside --socket)\n"
+	"  --member-uid-max N    supervisor registrations one uid may hold at once\n"
+	"                        (default 1024, at most 4096)\n"
 	"  --cgroup DIR          attach connect-time steering to this cgroup v2 directory\n"
 	"                        (default: the cgroup2 root: every process of the node)\n"
 	"  --no-connect          no connect-time steering (sk_lookup only)\n"
@@ -73,7 +75,8 @@ static const char usage[] =
 static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 {
 	enum { O_SERVICE = 256, O_STORE, O_TTL, O_SYNC, O_METRICS, O_SOCKET, O_ALLOW_UID, O_REPLACE, O_PIN_ROOT,
-	       O_PROBE_MISSING, O_MEMBER_SOCKET, O_CGROUP, O_NO_CONNECT, O_FORGET, O_STEER_WAIT, O_STORE_TIMEOUT };
+	       O_PROBE_MISSING, O_MEMBER_SOCKET, O_CGROUP, O_NO_CONNECT, O_FORGET, O_STEER_WAIT, O_STORE_TIMEOUT,
+	       O_MEMBER_UID_MAX };
 	static const struct option opts[] = {
 		{ "service", required_argument, NULL, O_SERVICE },
 		{ "store", required_argument, NULL, O_STORE },
@@ -90,6 +93,7 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 		{ "no-connect", no_argument, NULL, O_NO_CONNECT },
 		{ "forget-after", required_argument, NULL, O_FORGET },
 		{ "steer-wait", required_argument, NULL, O_STEER_WAIT },
+		{ "member-uid-max", required_argument, NULL, O_MEMBER_UID_MAX },
 		{ "store-timeout", required_argument, NULL, O_STORE_TIMEOUT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -121,6 +125,10 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 		case O_TTL: err = rs_parse_flag_u32("ringsteer-agent", "--ttl", optarg, 1, 86400000, &cfg->ttl_ms); break;
 		case O_FORGET:
 			err = rs_parse_flag_u32("ringsteer-agent", "--forget-after", optarg, 1, UINT32_MAX / 2, &cfg->forget_ms);
+			break;
+		case O_MEMBER_UID_MAX:
+			err = rs_parse_flag_u32("ringsteer-agent", "--member-uid-max", optarg, 1, AGENT_MEMBERS_MAX,
+						&cfg->member_uid_max);
 			break;
 		case O_STEER_WAIT:
 			err = rs_parse_flag_u32("ringsteer-agent", "--steer-wait", optarg, 1, 60000, &cfg->steer_wait_ms);

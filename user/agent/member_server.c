@@ -17,8 +17,12 @@
  *   the store worker), or cfg.steer_wait_ms after it was judged without
  *   one, whichever comes first: a store that stops answering never holds
  *   a caller.
+ * - A key registers at most REG_LIMIT_BURST times at once, then once per
+ *   REG_LIMIT_REFILL_MS (reg_limit.h): the excess is refused (rate_limited)
+ *   before it reaches the store.
  * - Every request gets one answer, counted under exactly one reason
- *   (a->member_results) and logged; a registration's end is logged and
+ *   (a->member_results) and logged (a rate-limited episode once, not each
+ *   refusal); a registration's end is logged and
  *   its rs_clients entry deleted at once. */
 #include <errno.h>
 #include <stdio.h>
@@ -93,7 +97,7 @@ static void answer(struct agent_member *m, const struct agent_member_verdict *v)
 	if (v->reason == RS_AGENT_REG_OK)
 		rs_log(stderr, "info", WHO, "event", "member_registered", "member", m->member_id, "key", key, "gateway",
 		       m->gateway, "pid", pid, NULL);
-	else
+	else if (!m->quiet)
 		rs_log(stderr, "warn", WHO, "event", "member_refused", "reason", rs_agent_reg_reason_name(v->reason),
 		       "member", m->member_id, "pid", pid, "detail", v->text, NULL);
 }
@@ -133,6 +137,39 @@ static void registered_readable(struct agent_member *m)
 	member_free(m);
 }
 
+/* One registration of m's key: refused past its bucket (REG_LIMIT_BURST,
+ * then one per REG_LIMIT_REFILL_MS), the episode logged once, its
+ * refusals not one by one. */
+static enum rs_agent_reg_reason rate_check(struct agent_member *m, struct agent_member_verdict *v)
+{
+	char pid[24], key[48];
+
+	switch (reg_limit_take(&m->a->limits, m->key.kind, m->key.id, rs_mono_ms())) {
+	case REG_TAKE_OK:
+		return RS_AGENT_REG_OK;
+	case REG_TAKE_LIMITED_FIRST:
+		snprintf(pid, sizeof(pid), "%d", (int)m->cred.pid);
+		snprintf(key, sizeof(key), "%s:%llu", m->key.kind == RS_CLIENT_NETNS ? "netns" : "cgroup",
+			 (unsigned long long)m->key.id);
+		rs_log(stderr, "warn", WHO, "event", "member_rate_limited", "key", key, "member", m->member_id, "pid",
+		       pid, "detail", "refusing this key's registrations until its bucket refills", NULL);
+		/* fall through */
+	case REG_TAKE_LIMITED:
+		m->quiet = true;
+		v->reason = RS_AGENT_REG_RATE_LIMITED;
+		break;
+	case REG_TAKE_FULL:
+		v->reason = RS_AGENT_REG_BUSY;
+		break;
+	case REG_TAKE_NOMEM:
+	default:
+		v->reason = RS_AGENT_REG_INTERNAL;
+		break;
+	}
+	snprintf(v->text, sizeof(v->text), "%s", rs_agent_reg_reason_text(v->reason));
+	return v->reason;
+}
+
 static void judge(struct agent_member *m, const struct rs_agent_member_request *req)
 {
 	struct agent_member_verdict v = { .reason = RS_AGENT_REG_OK };
@@ -141,7 +178,7 @@ static void judge(struct agent_member *m, const struct rs_agent_member_request *
 	settled(m); /* answered now, either way */
 	snprintf(m->member_id, sizeof(m->member_id), "%s", req->member_id);
 	if (agent_member_key(&a->scope, m->cred.pid, m->pidfd, &m->key, &v) != RS_AGENT_REG_OK ||
-	    agent_member_admit(a, m, &v, rs_wall_ms()) != RS_AGENT_REG_OK) {
+	    rate_check(m, &v) != RS_AGENT_REG_OK || agent_member_admit(a, m, &v, rs_wall_ms()) != RS_AGENT_REG_OK) {
 		answer(m, &v);
 		member_free(m);
 		return;
@@ -301,6 +338,7 @@ int agent_member_server_start(struct agent *a, const char *path)
 	 * (the registration socket beside it guards against two live agents). */
 	if (unlink(path) < 0 && errno != ENOENT)
 		return -errno;
+	reg_limit_init(&a->limits, a->cfg.member_uid_max);
 	a->member_lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (a->member_lfd < 0)
 		return -errno;
@@ -311,7 +349,7 @@ int agent_member_server_start(struct agent *a, const char *path)
 	a->member_resume_ev = evtimer_new(a->base, accept_resume, a);
 	if (!a->member_accept_ev || !a->member_resume_ev || event_add(a->member_accept_ev, NULL) < 0)
 		return -ENOMEM;
-	return 0;
+	return agent_reservations_start(a);
 }
 
 void agent_member_server_stop(struct agent *a)
@@ -323,6 +361,8 @@ void agent_member_server_stop(struct agent *a)
 		m->registered = false;
 	while (a->members)
 		member_free(a->members);
+	agent_reservations_stop(a);
+	reg_limit_free(&a->limits);
 	if (a->member_accept_ev)
 		event_free(a->member_accept_ev);
 	if (a->member_resume_ev)

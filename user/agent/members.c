@@ -5,7 +5,11 @@
  *
  * Invariants:
  * - One registration per key: a second member for the same netns or cgroup
- *   is refused (it could otherwise steer the first one's connects).
+ *   is refused (it could otherwise steer the first one's connects), and
+ *   one reservation per key (reservations.c).
+ * - A uid holds at most cfg.member_uid_max registrations, so that no caller
+ *   takes every rs_clients entry the agent would write by making netns of
+ *   its own (the uid is the agent's view: a user namespace cannot change it).
  * - A target slot's row is written (endpoint, gen, ready) before any
  *   rs_clients entry names it, and a slot given to another gateway gets a
  *   new gen first, so an entry can never send a caller to a gateway it was
@@ -131,8 +135,13 @@ static int client_write(struct agent *a, const struct agent_member *m, const cha
 		return slot;
 	c = (struct rs_client){ .slot = (uint32_t)slot, .gen = a->targets[slot].gen,
 				.expires_ns = mono_ns() + (uint64_t)a->cfg.ttl_ms * 1000000ull };
-	if (bpf_map_update_elem(a->k.maps.clients, &m->key, &c, BPF_ANY) < 0)
-		return -errno; /* E2BIG: full; this caller goes through kube-proxy */
+	if (bpf_map_update_elem(a->k.maps.clients, &m->key, &c, BPF_ANY) < 0) {
+		/* E2BIG: full; this caller goes through kube-proxy, the
+		 * entries there keep steering theirs. */
+		if (errno == E2BIG)
+			a->counters.clients_full++;
+		return -errno;
+	}
 	a->counters.client_writes++;
 	return 0;
 }
@@ -147,7 +156,10 @@ static void verdict_of(const struct agent_member *m, int err, const char *peer, 
 {
 	v->reason = RS_AGENT_REG_OK;
 	v->later = false;
-	if (err)
+	if (err == -E2BIG)
+		snprintf(v->text, sizeof(v->text), "registered by %s; not steered: rs_clients is full, connects go through the Service",
+			 kind_name(m->key.kind));
+	else if (err)
 		snprintf(v->text, sizeof(v->text), "registered by %s; not steered yet (%s): connects go through the Service",
 			 kind_name(m->key.kind), strerror(-err));
 	else if (!m->gateway[0])
@@ -166,6 +178,7 @@ struct steer_job {
 	struct agent *a;
 	struct agent_member *m;
 	char member_id[RS_ID_MAX + 1];
+	struct rs_client_key key; /* m's: its reservation is the key's even if m is gone */
 	int64_t now_ms;
 	struct rs_store_steer out;
 };
@@ -210,7 +223,13 @@ static void steer_done(void *arg, int err)
 	struct agent *a = j->a;
 	struct agent_member_verdict v;
 
-	if (!m || a->stopping) {
+	if (a->stopping) {
+		free(j);
+		return;
+	}
+	if (!err)
+		agent_reservation_noted(a, &j->key, &j->out, j->member_id);
+	if (!m) {
 		free(j);
 		return;
 	}
@@ -250,6 +269,7 @@ static int steer_submit(struct agent *a, struct agent_member *m, int64_t now_ms)
 	j->a = a;
 	j->m = m;
 	j->now_ms = now_ms;
+	j->key = m->key;
 	snprintf(j->member_id, sizeof(j->member_id), "%s", m->member_id);
 	err = rs_store_worker_submit(a->worker, &steer_kind, j);
 	if (err) {
@@ -257,6 +277,34 @@ static int steer_submit(struct agent *a, struct agent_member *m, int64_t now_ms)
 		return err;
 	}
 	m->steer = j;
+	return 0;
+}
+
+/* m's place in its uid's share of registrations (the same uid's other,
+ * which m replaces, hands its place over).  Returns 0, or -EDQUOT /
+ * -ENOMEM with v filled. */
+static int uid_hold(struct agent *a, struct agent_member *m, struct agent_member *other,
+		    struct agent_member_verdict *v)
+{
+	int err;
+
+	if (other && other->uid_held && other->cred.uid == m->cred.uid) {
+		other->uid_held = false;
+		m->uid_held = true;
+		return 0;
+	}
+	err = reg_limit_uid_hold(&a->limits, (uint32_t)m->cred.uid);
+	if (err) {
+		v->reason = err == -EDQUOT ? RS_AGENT_REG_UID_FULL : RS_AGENT_REG_INTERNAL;
+		snprintf(v->text, sizeof(v->text), "%.150s (%u)", rs_agent_reg_reason_text(v->reason),
+			 a->limits.uid_max);
+		return err;
+	}
+	m->uid_held = true;
+	if (other && other->uid_held) {
+		reg_limit_uid_release(&a->limits, (uint32_t)other->cred.uid);
+		other->uid_held = false;
+	}
 	return 0;
 }
 
@@ -278,6 +326,9 @@ enum rs_agent_reg_reason agent_member_admit(struct agent *a, struct agent_member
 		snprintf(v->text, sizeof(v->text), "%s", rs_agent_reg_reason_text(v->reason));
 		return v->reason;
 	}
+	err = uid_hold(a, m, other, v);
+	if (err)
+		return v->reason;
 	if (other) /* the same member again (it restarted before its old link closed) */
 		other->registered = false;
 	else
@@ -308,6 +359,10 @@ void agent_member_forget(struct agent *a, struct agent_member *m)
 	if (m->steer) { /* its answer, when it comes, finds no one */
 		m->steer->m = NULL;
 		m->steer = NULL;
+	}
+	if (m->uid_held) {
+		reg_limit_uid_release(&a->limits, (uint32_t)m->cred.uid);
+		m->uid_held = false;
 	}
 	if (!m->registered)
 		return;

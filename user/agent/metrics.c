@@ -153,6 +153,22 @@ static void render_connect(const struct agent *a, struct evbuffer *b)
 			  "Member registrations answered before the store chose their target (it did not answer in time).");
 	evbuffer_add_printf(b, "ringsteer_agent_member_steer_late_total %llu\n",
 			    (unsigned long long)a->counters.member_steer_late);
+	rs_metrics_family(b, "ringsteer_agent_member_reservations_total", "counter",
+			  "Pending reservations the agent's steers wrote, taken back: replaced (a newer registration "
+			  "from the same key), swept (unclaimed at their end), claimed (the member arrived: nothing "
+			  "to take), failed (the store refused; it ends by itself).");
+	evbuffer_add_printf(b, "ringsteer_agent_member_reservations_total{result=\"replaced\"} %llu\n",
+			    (unsigned long long)a->counters.reservations_replaced);
+	evbuffer_add_printf(b, "ringsteer_agent_member_reservations_total{result=\"swept\"} %llu\n",
+			    (unsigned long long)a->counters.reservations_swept);
+	evbuffer_add_printf(b, "ringsteer_agent_member_reservations_total{result=\"claimed\"} %llu\n",
+			    (unsigned long long)a->counters.reservations_claimed);
+	evbuffer_add_printf(b, "ringsteer_agent_member_reservations_total{result=\"failed\"} %llu\n",
+			    (unsigned long long)a->counters.reservations_failed);
+	rs_metrics_family(b, "ringsteer_agent_member_clients_full_total", "counter",
+			  "rs_clients writes refused because the map was full (that caller goes through the Service).");
+	evbuffer_add_printf(b, "ringsteer_agent_member_clients_full_total %llu\n",
+			    (unsigned long long)a->counters.clients_full);
 
 	/* One sample per used slot: members.c keeps one slot per gateway, so
 	 * a gateway label never repeats. */
