@@ -1072,6 +1072,66 @@ static void test_server_socket_file(void **state)
 	assert_int_equal(rs_agent_reg_server_new(fx->base, &cfg, &other), -EINVAL);
 }
 
+/* A listener at the socket path run by a uid the gateway does not trust
+ * (not 0, not its own, not --agent-uid: a local process that took the
+ * path): it is sent no listener, only the gateway's refusal here. */
+static pid_t untrusted_agent(const char *dir, const char *path, int *ready)
+{
+	int p[2];
+	pid_t pid;
+
+	assert_int_equal(chmod(dir, 0777), 0);
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct sockaddr_un sun = { .sun_family = AF_UNIX };
+		char buf[64], ctl[CMSG_SPACE(sizeof(int))];
+		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+				      .msg_controllen = sizeof(ctl) };
+		int fd, c;
+		ssize_t n;
+
+		close(p[0]);
+		if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
+			_exit(2);
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		sun_of(&sun, path);
+		if (fd < 0 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) || listen(fd, 4))
+			_exit(3);
+		if (write(p[1], "r", 1) != 1)
+			_exit(4);
+		c = accept(fd, NULL, NULL);
+		if (c < 0)
+			_exit(5);
+		n = recvmsg(c, &msg, 0); /* the gateway's request, or its close */
+		_exit(n > 0 ? 1 : 0);
+	}
+	close(p[1]);
+	*ready = p[0];
+	return pid;
+}
+
+static void test_client_checks_agent_uid(void **state)
+{
+	struct fx *fx = *state;
+	struct rs_agent_reg_reply reply;
+	int s = inet_socket(AF_INET, SOCK_STREAM, true), ready, status;
+	char byte;
+	pid_t pid = untrusted_agent(fx->dir, fx->path, &ready);
+
+	assert_int_equal(read(ready, &byte, 1), 1);
+	close(ready);
+	assert_int_equal(rs_agent_register_timeout(fx->path, "gw-1", RS_AGENT_ROLE_LISTEN, s, 2000, &reply), -EPERM);
+	assert_non_null(strstr(reply.text, "65534"));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0); /* it received nothing */
+	unlink(fx->path);
+	close(s);
+}
+
 static void test_client_without_agent(void **state)
 {
 	struct fx *fx = *state;
@@ -1204,6 +1264,7 @@ static int run_suite(void)
 		cmocka_unit_test_setup_teardown(test_refuse_busy_and_abort, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_server_socket_file, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_client_without_agent, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_client_checks_agent_uid, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_client_times_out, fx_setup, fx_teardown),
 	};
 
