@@ -1129,6 +1129,16 @@ static void test_client_checks_agent_uid(void **state)
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0); /* it received nothing */
 	unlink(fx->path);
+	/* Named as the agent's uid (--agent-uid): it is sent the request. */
+	pid = untrusted_agent(fx->dir, fx->path, &ready);
+	assert_int_equal(read(ready, &byte, 1), 1);
+	close(ready);
+	assert_int_equal(rs_agent_register_as(fx->path, "gw-1", RS_AGENT_ROLE_LISTEN, s, NOBODY, 2000, &reply),
+			 -EPROTO); /* it closes without a reply */
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 1);
+	unlink(fx->path);
 	close(s);
 }
 

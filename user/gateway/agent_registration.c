@@ -130,6 +130,8 @@ static void log_failure(struct gateway *gw, enum rs_agent_role role, struct gw_a
 	l->logged_ms = now;
 	if (err == -EACCES)
 		snprintf(error, sizeof(error), "%s: %s", rs_agent_reg_reason_name(reply->reason), reply->text);
+	else if (err == -EPERM && reply->text[0]) /* an untrusted agent: not sent */
+		snprintf(error, sizeof(error), "%s", reply->text);
 	else
 		snprintf(error, sizeof(error), "%s", strerror(-err));
 	snprintf(failures, sizeof(failures), "%llu", (unsigned long long)l->failures);
@@ -148,8 +150,8 @@ static int attempt(struct gateway *gw, enum rs_agent_role role, int timeout_ms, 
 	const char *cause;
 	int err;
 
-	err = rs_agent_register_timeout(gw->cfg.agent, gw->cfg.id, role, evconnlistener_get_fd(lst), timeout_ms,
-					&reply);
+	err = rs_agent_register_as(gw->cfg.agent, gw->cfg.id, role, evconnlistener_get_fd(lst), gw->cfg.agent_uid,
+				   timeout_ms, &reply);
 	gw->counters.agent_attempts[result_of(err)]++;
 	if (err == 0) {
 		cause = was_registered ? "agent_changed" : l->failures ? "retry" : "start";

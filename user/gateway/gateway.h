@@ -38,6 +38,7 @@ struct gw_config {
 	const char *secret_file;
 	const char *metrics;         /* ADDR:PORT for /metrics, /readyz, /healthz, or NULL */
 	const char *agent;           /* the node agent's registration socket, or NULL */
+	uid_t agent_uid;             /* trusted as the agent besides 0 and our own; RS_AGENT_UID_NONE */
 	uint32_t heartbeat_ms;
 	uint32_t ttl_ms;
 	uint32_t hello_timeout_ms;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "gateway.h"
+#include "registration/agent_reg.h"
 #include "util/endpoint.h"
 #include "util/flags.h"
 #include "util/http.h"
@@ -39,6 +40,8 @@ static const char usage[] =
 	"  --agent PATH            register the listening sockets with the node agent there;\n"
 	"                          retried every heartbeat until it succeeds, and again\n"
 	"                          when a new agent replaces the one that accepted them\n"
+	"  --agent-uid UID         the uid the node agent runs as, if not 0: the listeners\n"
+	"                          go only to an agent of uid 0, this gateway's, or UID\n"
 	"  --heartbeat MS          store and supervisor heartbeat (default 5000)\n"
 	"  --ttl MS                rows older than this are dead (default 15000)\n"
 	"  --hello-timeout MS      close connections without HELLO by then (default 5000)\n"
@@ -94,7 +97,8 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 {
 	enum { O_AGENT = 255, O_ADVERTISE = 256, O_HELLO, O_RESERVATION, O_TOKEN_TTL, O_NO_PLACEMENT, O_BUDGET, O_PACE, O_WAIT, O_IN_FLIGHT,
 	       O_HANDOFF_TIMEOUT, O_STORE_TIMEOUT, O_MAX_FRAME, O_MAX_UNAUTH, O_MAX_UNAUTH_SOURCE, O_MAX_SESSIONS,
-	       O_LIMIT_RETRY, O_MAX_UNSENT, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_INSECURE, O_HOME_GRACE, O_TOKEN_MAX_TTL };
+	       O_LIMIT_RETRY, O_MAX_UNSENT, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_INSECURE, O_HOME_GRACE, O_TOKEN_MAX_TTL,
+	       O_AGENT_UID };
 	static const struct option opts[] = {
 		{ "id", required_argument, NULL, 'i' },
 		{ "listen", required_argument, NULL, 'l' },
@@ -104,6 +108,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		{ "secret", required_argument, NULL, 'k' },
 		{ "metrics", required_argument, NULL, 'm' },
 		{ "agent", required_argument, NULL, O_AGENT },
+		{ "agent-uid", required_argument, NULL, O_AGENT_UID },
 		{ "heartbeat", required_argument, NULL, 'b' },
 		{ "ttl", required_argument, NULL, 't' },
 		{ "hello-timeout", required_argument, NULL, O_HELLO },
@@ -135,7 +140,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 	socklen_t len;
 	int c;
 
-	*cfg = (struct gw_config){ .store_url = RS_STORE_DEFAULT_URL, .heartbeat_ms = 5000, .ttl_ms = 15000,
+	*cfg = (struct gw_config){ .agent_uid = RS_AGENT_UID_NONE, .store_url = RS_STORE_DEFAULT_URL, .heartbeat_ms = 5000, .ttl_ms = 15000,
 				   .hello_timeout_ms = 5000, .reservation_ms = 5000, .token_ttl_s = 3600, .token_max_ttl_s = RS_GW_TOKEN_MAX_TTL_DEFAULT,
 				   .drain = { .pace_ms = 50, .budget_ms = 25000, .membership_wait_ms = 5000,
 						      .max_in_flight = 64 },
@@ -155,6 +160,13 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		case 'k': cfg->secret_file = optarg; break;
 		case 'm': cfg->metrics = optarg; break;
 		case O_AGENT: cfg->agent = optarg; break;
+		case O_AGENT_UID: {
+			uint32_t v;
+
+			err = rs_parse_flag_u32("ringsteer-gateway", "--agent-uid", optarg, 0, UINT32_MAX - 1, &v);
+			cfg->agent_uid = (uid_t)v;
+			break;
+		}
 		case 'b': err = parse_ms("--heartbeat", optarg, &cfg->heartbeat_ms); break;
 		case 't': err = parse_ms("--ttl", optarg, &cfg->ttl_ms); break;
 		case O_HELLO: err = parse_ms("--hello-timeout", optarg, &cfg->hello_timeout_ms); break;

@@ -261,7 +261,9 @@ void rs_agent_reg_server_stats(const struct rs_agent_reg_server *s, struct rs_ag
  *   -EACCES        refused by the agent; reply holds the reason and text
  *   -ENOENT, -ECONNREFUSED  no agent (no socket file / nobody listening):
  *                  run on, redirect-only
- *   -EPERM         the socket file is there but this uid may not connect
+ *   -EPERM         the socket file is there but this uid may not connect, or
+ *                  the agent listening there runs as an untrusted uid
+ *                  (reply->text says which; the listener was not sent)
  *   -ETIMEDOUT     no reply in time
  *   -EPROTO        the agent closed without a valid reply
  *   -EINVAL        bad argument (id, role, fd, timeout); -ENAMETOOLONG (path)
@@ -269,6 +271,15 @@ void rs_agent_reg_server_stats(const struct rs_agent_reg_server *s, struct rs_ag
  * reply may be NULL. */
 int rs_agent_register_timeout(const char *socket_path, const char *gateway_id, enum rs_agent_role role,
 			      int listen_fd, int timeout_ms, struct rs_agent_reg_reply *reply);
+
+/* rs_agent_register_timeout, trusting an agent that runs as agent_uid too
+ * (RS_AGENT_UID_NONE: no other than uid 0 and this process's own).  Before
+ * the listener is sent, the listening process's uid (SO_PEERCRED) must be
+ * one of those, else -EPERM with reply->text naming the uid and pid, and
+ * nothing is sent. */
+#define RS_AGENT_UID_NONE ((uid_t)-1)
+int rs_agent_register_as(const char *socket_path, const char *gateway_id, enum rs_agent_role role, int listen_fd,
+			 uid_t agent_uid, int timeout_ms, struct rs_agent_reg_reply *reply);
 
 /* rs_agent_register_timeout with RS_AGENT_REG_CLIENT_TIMEOUT_MS; *slot set
  * on 0 (slot may be NULL).  On -EACCES reason gets "<name>: <text>" (for

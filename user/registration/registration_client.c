@@ -9,7 +9,9 @@
  * (recv without a control buffer makes the kernel drop any); the caller's
  * listen_fd is only lent (the kernel passes a copy) and stays open; a
  * refusal answered early (while the request is still being sent) is still
- * read and reported. */
+ * read and reported; the listener goes only to an agent whose listening
+ * process runs as uid 0, this process's uid, or the configured agent uid
+ * (SO_PEERCRED): a local process that took the socket path gets nothing. */
 #include <errno.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -161,11 +163,33 @@ static int read_reply(int fd, struct rs_agent_reg_reply *reply, int64_t deadline
 	}
 }
 
+/* Whether the process listening at the other end of fd may be handed a
+ * listener: uid 0, this process's own uid (which could take the socket
+ * anyway), or agent_uid.  SO_PEERCRED names who called listen(), as the
+ * kernel saw it: a process that took the socket path cannot forge it.
+ * Returns 0, -EPERM (reply->text says whom), -errno. */
+static int peer_trusted(int fd, uid_t agent_uid, struct rs_agent_reg_reply *reply)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return -errno;
+	if (len != sizeof(cred))
+		return -EPROTO;
+	if (cred.uid == 0 || cred.uid == geteuid() || (agent_uid != RS_AGENT_UID_NONE && cred.uid == agent_uid))
+		return 0;
+	snprintf(reply->text, sizeof(reply->text), "the agent socket's listener runs as uid %u (pid %d), not a trusted uid",
+		 (unsigned)cred.uid, (int)cred.pid);
+	return -EPERM;
+}
+
 /* Connects to socket_path, sends buf (with fd_to_pass as SCM_RIGHTS when
- * >= 0) and reads one reply, all within timeout_ms.  Returns the connected
- * socket (the caller closes it) with *reply filled, or -errno. */
-static int exchange(const char *socket_path, const uint8_t *buf, size_t len, int fd_to_pass, int timeout_ms,
-		    struct rs_agent_reg_reply *reply)
+ * >= 0, and only to a trusted peer: peer_trusted) and reads one reply, all
+ * within timeout_ms.  Returns the connected socket (the caller closes it)
+ * with *reply filled, or -errno. */
+static int exchange(const char *socket_path, const uint8_t *buf, size_t len, int fd_to_pass, uid_t agent_uid,
+		    int timeout_ms, struct rs_agent_reg_reply *reply)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	int64_t deadline = rs_mono_ms() + timeout_ms;
@@ -178,6 +202,8 @@ static int exchange(const char *socket_path, const uint8_t *buf, size_t len, int
 	if (fd < 0)
 		return -errno;
 	rc = connect_agent(fd, &sun, deadline);
+	if (rc == 0 && fd_to_pass >= 0)
+		rc = peer_trusted(fd, agent_uid, reply);
 	if (rc == 0)
 		rc = send_request(fd, buf, len, fd_to_pass, deadline);
 	if (rc == 0)
@@ -191,6 +217,13 @@ static int exchange(const char *socket_path, const uint8_t *buf, size_t len, int
 
 int rs_agent_register_timeout(const char *socket_path, const char *gateway_id, enum rs_agent_role role,
 			      int listen_fd, int timeout_ms, struct rs_agent_reg_reply *reply)
+{
+	return rs_agent_register_as(socket_path, gateway_id, role, listen_fd, RS_AGENT_UID_NONE, timeout_ms,
+				    reply);
+}
+
+int rs_agent_register_as(const char *socket_path, const char *gateway_id, enum rs_agent_role role, int listen_fd,
+			 uid_t agent_uid, int timeout_ms, struct rs_agent_reg_reply *reply)
 {
 	struct rs_agent_reg_request req = { .version = RS_AGENT_REG_VERSION, .role = (uint8_t)role };
 	struct rs_agent_reg_reply local_reply;
@@ -208,7 +241,7 @@ int rs_agent_register_timeout(const char *socket_path, const char *gateway_id, e
 	rc = rs_agent_reg_encode_request(&req, buf, sizeof(buf), &len);
 	if (rc < 0)
 		return rc;
-	fd = exchange(socket_path, buf, len, listen_fd, timeout_ms, reply);
+	fd = exchange(socket_path, buf, len, listen_fd, agent_uid, timeout_ms, reply);
 	if (fd < 0)
 		return fd;
 	close(fd);
@@ -258,7 +291,7 @@ int rs_agent_member_register(const char *socket_path, const char *member_id, int
 	rc = rs_agent_member_encode_request(&req, buf, sizeof(buf), &len);
 	if (rc < 0)
 		return rc;
-	fd = exchange(socket_path, buf, len, -1, timeout_ms, reply);
+	fd = exchange(socket_path, buf, len, -1, RS_AGENT_UID_NONE, timeout_ms, reply);
 	if (fd < 0)
 		return fd;
 	if (reply->status != RS_AGENT_REG_STATUS_OK) {
