@@ -201,7 +201,9 @@ const char *rs_agent_reg_reason_text(unsigned reason);
  * is a listening TCP socket of the agent's netns, valid only during the
  * call: the server closes it afterwards (dup it, or let the sockmap hold the
  * socket).  local is its bound address.  Returns 0 and *slot_out, or a
- * negative errno, answered as RS_AGENT_REG_STORE with strerror's text.  It
+ * negative errno, answered as RS_AGENT_REG_ENDPOINT for -EADDRNOTAVAIL (not
+ * where the gateway is advertised), else RS_AGENT_REG_STORE with strerror's
+ * text.  It
  * must not free the server. */
 typedef int (*rs_agent_reg_cb)(void *ctx, const char *gateway_id, enum rs_agent_role role, int fd,
 			       const struct sockaddr_storage *local, uint32_t *slot_out);

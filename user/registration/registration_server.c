@@ -301,7 +301,9 @@ static void conn_judge(struct reg_conn *c, int rc, const struct rs_agent_reg_req
 	if (v.reason == RS_AGENT_REG_OK) {
 		cb = s->on_register(s->ctx, req->gateway_id, (enum rs_agent_role)req->role, c->passed_fd, &local,
 				    &slot);
-		if (cb < 0)
+		if (cb == -EADDRNOTAVAIL)
+			verdict_set(&v, RS_AGENT_REG_ENDPOINT, NULL);
+		else if (cb < 0)
 			verdict_errno(&v, RS_AGENT_REG_STORE, "on_register", -cb);
 		else
 			v.slot = slot;
