@@ -80,23 +80,39 @@ static int64_t credit_at(const struct reg_key *k, int64_t mono_ms)
 	return c < CREDIT_MAX ? c : CREDIT_MAX;
 }
 
-enum reg_take reg_limit_take(struct reg_limits *l, uint32_t kind, uint64_t id, int64_t mono_ms)
+/* The key's entry, made with a full bucket if it has none.  NULL: -ENOSPC
+ * (REG_LIMIT_KEYS_MAX tracked) or -ENOMEM in *err. */
+static struct reg_key *key_get(struct reg_limits *l, uint32_t kind, uint64_t id, int64_t mono_ms, int *err)
 {
 	struct reg_key *k = key_find(l, kind, id);
 
-	if (!k) {
-		if (l->n_keys >= REG_LIMIT_KEYS_MAX)
-			return REG_TAKE_FULL;
-		k = calloc(1, sizeof(*k));
-		if (!k)
-			return REG_TAKE_NOMEM;
-		k->k.id = id;
-		k->k.kind = kind;
-		k->credit_ms = CREDIT_MAX;
-		k->at_ms = mono_ms;
-		HASH_ADD(hh, l->keys, k, sizeof(k->k), k);
-		l->n_keys++;
+	if (k)
+		return k;
+	if (l->n_keys >= REG_LIMIT_KEYS_MAX) {
+		*err = -ENOSPC;
+		return NULL;
 	}
+	k = calloc(1, sizeof(*k));
+	if (!k) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	k->k.id = id;
+	k->k.kind = kind;
+	k->credit_ms = CREDIT_MAX;
+	k->at_ms = mono_ms;
+	HASH_ADD(hh, l->keys, k, sizeof(k->k), k);
+	l->n_keys++;
+	return k;
+}
+
+enum reg_take reg_limit_take(struct reg_limits *l, uint32_t kind, uint64_t id, int64_t mono_ms)
+{
+	int err = 0;
+	struct reg_key *k = key_get(l, kind, id, mono_ms, &err);
+
+	if (!k)
+		return err == -ENOSPC ? REG_TAKE_FULL : REG_TAKE_NOMEM;
 	k->credit_ms = credit_at(k, mono_ms);
 	if (mono_ms > k->at_ms)
 		k->at_ms = mono_ms;
@@ -112,13 +128,13 @@ enum reg_take reg_limit_take(struct reg_limits *l, uint32_t kind, uint64_t id, i
 }
 
 int reg_limit_reserve(struct reg_limits *l, uint32_t kind, uint64_t id, const struct reg_reservation *r,
-		      struct reg_reservation *old)
+		      struct reg_reservation *old, int64_t mono_ms)
 {
-	struct reg_key *k = key_find(l, kind, id);
-	int replaced = 0;
+	int replaced = 0, err = 0;
+	struct reg_key *k = key_get(l, kind, id, mono_ms, &err);
 
 	if (!k)
-		return -ENOENT;
+		return err;
 	if (k->reserved && strcmp(k->res.member_id, r->member_id) != 0) {
 		*old = k->res;
 		replaced = 1;

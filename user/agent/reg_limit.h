@@ -64,13 +64,15 @@ void reg_limit_free(struct reg_limits *l);
  * next registration allowed. */
 enum reg_take reg_limit_take(struct reg_limits *l, uint32_t kind, uint64_t id, int64_t mono_ms);
 
-/* Records r as the key's reservation (the key took a token before).  When
- * it held one for another member, that one is copied to *old and 1 is
- * returned: the caller withdraws it (one reservation per key).  The same
- * member's earlier one is the same store row, rewritten: 0.  -ENOENT: the
- * key is not tracked. */
+/* Records r as the key's reservation (tracking the key, with a full
+ * bucket as of mono_ms, if it was forgotten meanwhile: a registered
+ * member steered again at a sync).  When it held one for another member,
+ * that one is copied to *old and 1 is returned: the caller withdraws it
+ * (one reservation per key).  The same member's earlier one is the same
+ * store row, rewritten: 0.  -ENOSPC (REG_LIMIT_KEYS_MAX keys tracked: r is
+ * not recorded and ends by itself), -ENOMEM. */
 int reg_limit_reserve(struct reg_limits *l, uint32_t kind, uint64_t id, const struct reg_reservation *r,
-		      struct reg_reservation *old);
+		      struct reg_reservation *old, int64_t mono_ms);
 
 /* Moves the reservations whose end is at or before now_ms (store time)
  * into out[0..cap), and forgets keys with a full bucket at mono_ms and no

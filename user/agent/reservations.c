@@ -92,7 +92,7 @@ void agent_reservation_noted(struct agent *a, const struct rs_client_key *key, c
 		return;
 	snprintf(r.member_id, sizeof(r.member_id), "%s", member_id);
 	snprintf(r.gateway, sizeof(r.gateway), "%s", out->gateway_id);
-	if (reg_limit_reserve(&a->limits, key->kind, key->id, &r, &old) == 1)
+	if (reg_limit_reserve(&a->limits, key->kind, key->id, &r, &old, rs_mono_ms()) == 1)
 		withdraw(a, &old, true);
 }
 
