@@ -4,7 +4,8 @@
  *
  *   kt_tool serve SOCKET ID=ADDR:PORT...
  *       listens on each ADDR:PORT, registers it with the agent at SOCKET as
- *       gateway ID (role listen), prints "ready", then answers every
+ *       gateway ID (role listen; an ID "peer/GW": as GW's peer socket),
+ *       prints "ready", then answers every
  *       connection with its gateway ID and a newline and closes it.  Runs
  *       until killed; re-registers every listener on SIGHUP (what a gateway
  *       does when the agent restarts).
@@ -109,7 +110,10 @@ static int register_all(const char *sock, char **ids, const int *fds, int n)
 	for (int i = 0; i < n; i++) {
 		char reason[256];
 		uint32_t slot;
-		int err = rs_agent_register(sock, ids[i], RS_AGENT_ROLE_LISTEN, fds[i], &slot, reason, sizeof(reason));
+		/* "peer/ID": registered as ID's peer socket, not its listener */
+		bool peer = strncmp(ids[i], "peer/", 5) == 0;
+		int err = rs_agent_register(sock, peer ? ids[i] + 5 : ids[i], peer ? RS_AGENT_ROLE_PEER : RS_AGENT_ROLE_LISTEN,
+					    fds[i], &slot, reason, sizeof(reason));
 
 		if (err) {
 			fprintf(stderr, "kt_tool: register %s: %s\n", ids[i], reason);

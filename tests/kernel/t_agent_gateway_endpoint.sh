@@ -4,8 +4,9 @@
 # uid alone: once the store says where gw-a is (peer 127.0.1.1:7001), a
 # listener registered as gw-a must be on that address (refused otherwise:
 # reason endpoint, counted), so a local process of an allowed uid cannot
-# take gw-a's share of the Service with a socket of its own; gw-a's own
-# listener registers and is steered to.
+# take gw-a's share of the Service with a socket of its own; a peer socket
+# must be on that very endpoint; gw-a's own sockets register and gw-a is
+# steered to.
 set -u
 . "$(dirname "$0")/lib.sh"
 kt_up
@@ -21,7 +22,12 @@ kt_ns ip addr add 127.0.1.5/32 dev lo
 out=$(kt_ns timeout 10 "$RS_BUILD/kernel/kt_tool" serve "$KT_DIR/agent.sock" gw-a=127.0.1.5:7000 2>&1)
 grep -q 'register gw-a: endpoint: ' <<<"$out" || fail "a listener of gw-a away from its advertised address: $out"
 [ "$(metric 'ringsteer_agent_registration_refusals_total{reason="endpoint"}')" = 1 ] || fail "the refusal was not counted"
-gws_start gw-a=127.0.1.1:7000
+# A peer socket must be on the advertised endpoint itself (another port
+# of that address is not it).
+out=$(kt_ns timeout 10 "$RS_BUILD/kernel/kt_tool" serve "$KT_DIR/agent.sock" peer/gw-a=127.0.1.1:7002 2>&1)
+grep -q 'register peer/gw-a: endpoint: ' <<<"$out" || fail "a peer socket of gw-a on another port: $out"
+[ "$(metric 'ringsteer_agent_registration_refusals_total{reason="endpoint"}')" = 2 ] || fail "the peer refusal was not counted"
+gws_start gw-a=127.0.1.1:7000 peer/gw-a=127.0.1.1:7001
 await "steered to gw-a" 5 dial_is 127.0.2.1 gw-a
 agent_stop
 echo "ok"
