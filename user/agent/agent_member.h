@@ -91,7 +91,8 @@ int agent_member_scope_init(struct agent *a);
 
 /* ---- members.c ------------------------------------------------------------- */
 
-/* Registers m (key filled): refuses a key another member holds, asks the
+/* Registers m (key filled): refuses a key another member holds and a uid
+ * holding its cfg.member_uid_max registrations (uid_full), asks the
  * store worker for its target (rs_store_steer), whose answer writes its
  * rs_clients entry.  With no store, or no gateway to choose, it is
  * registered without an entry (its connects go through kube-proxy).
