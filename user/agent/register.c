@@ -26,9 +26,10 @@ static bool wildcard(const struct rs_endpoint_key *k)
  * bound to that endpoint (or to its port on a wildcard address: the
  * advertised address may be the pod's, the bind 0.0.0.0); a listener, whose
  * port the store does not say, to that address or a wildcard one.  A
- * gateway the agent does not know yet (no store, not synced) is not judged
- * here: its socket gets no weight in the table until the store says where
- * it is.  Returns 0 or -EADDRNOTAVAIL. */
+ * gateway the agent does not know (no store, not synced yet, not live), or
+ * one whose advertised peer is a name rather than ADDR:PORT, gives nothing
+ * to compare with and is taken on the caller's uid, as before the store
+ * says where it is.  Returns 0 or -EADDRNOTAVAIL. */
 static int endpoint_check(const struct agent *a, const char *gateway_id, enum rs_agent_role role,
 			  const struct sockaddr_storage *local)
 {
@@ -37,10 +38,9 @@ static int endpoint_check(const struct agent *a, const char *gateway_id, enum rs
 	struct sockaddr_storage ss;
 	socklen_t len;
 
-	if (!row)
-		return 0;
-	if (rs_endpoint_parse(row->peer, &ss, &len) || agent_endpoint_key((const struct sockaddr *)&ss, &want) ||
-	    agent_endpoint_key((const struct sockaddr *)local, &have))
+	if (!row || rs_endpoint_parse(row->peer, &ss, &len) || agent_endpoint_key((const struct sockaddr *)&ss, &want))
+		return 0; /* nothing numeric to compare with (a name is not resolved here) */
+	if (agent_endpoint_key((const struct sockaddr *)local, &have))
 		return -EADDRNOTAVAIL;
 	if (!wildcard(&have) && (have.family != want.family || memcmp(have.addr, want.addr, sizeof(have.addr)) != 0))
 		return -EADDRNOTAVAIL;
