@@ -37,6 +37,10 @@ DEB_PACKAGES := $(BUILD_PACKAGES) libcmocka-dev jq \
 DEB_PACKAGES += postgresql libpq-dev
 # valgrind: the gateways and the agent under memcheck (make valgrind).
 DEB_PACKAGES += valgrind
+# faketime (libfaketime): one gateway's wall clock stepped in the fault
+# matrix (tests/faults/f_7_clock_step.sh); a time namespace cannot move
+# CLOCK_REALTIME.
+DEB_PACKAGES += faketime
 
 LIB_SRCS  := $(wildcard user/ring/*.c user/placement/*.c user/drain/*.c user/proto/*.c user/token/*.c \
 	user/util/*.c user/tls/*.c user/registration/*.c \
