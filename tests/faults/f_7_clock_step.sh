@@ -22,7 +22,7 @@
 # tests/pg/pg_server.sh; with RS_PG_DIR set, on that one only).  Where the
 # gateway falls short of this (liveness read with the node's own wall clock:
 # issue 25, "Store errors"), the check is printed as a FINDING and fails the
-# test only with RS_FAULTS_STRICT=1: see docs/OPERATIONS.md, "Fault matrix".
+# test only with RS_FAULTS_STRICT=1 (docs/ARCHITECTURE.md, tests/faults/).
 . "$(dirname "$0")/faults_lib.sh"
 
 FT_LIB=$(ls /usr/lib/*/faketime/libfaketimeMT.so.1 2>/dev/null | head -n 1)
