@@ -23,6 +23,13 @@
 # gateway falls short of this (liveness read with the node's own wall clock:
 # issue 25, "Store errors"), the check is printed as a FINDING and fails the
 # test only with RS_FAULTS_STRICT=1 (docs/ARCHITECTURE.md, tests/faults/).
+# Every row time is the writer's rs_wall_ms() (gateway/store_call.c), and
+# rows are live while heartbeat_ms >= now - ttl with the reader's now
+# (store_internal.h, rs_store_gateway_live), so: gw-2 stepped back writes
+# heartbeats 2 x TTL old and is dead to everyone else; gw-1 stepped ahead
+# reads its peers' heartbeats as 2 x TTL old, and its drain, finding no
+# other live gateway to place on, hands nobody off and closes everyone at
+# its budget.
 . "$(dirname "$0")/faults_lib.sh"
 
 FT_LIB=$(ls /usr/lib/*/faketime/libfaketimeMT.so.1 2>/dev/null | head -n 1)
@@ -60,7 +67,8 @@ gw_rows() {
 	ctl gateways --store "$RS_STORE" --all --json --ttl "$RS_TTL_MS" |
 		jq -r --argjson now "$now" '.[] | "\(.id) \(.live) \(($now - .heartbeat_ms) | floor)"'
 }
-all_live() { [ "$(gw_rows | awk -v w="$1" '$2 == "true"' | wc -l)" -ge "$1" ]; }
+# all_live K: at least K gateways live by the real clock.
+all_live() { [ "$(gw_rows | awk '$2 == "true"' | wc -l)" -ge "$1" ]; }
 # gw_ahead N MS: gw-N's heartbeat row is at least MS ahead of the real clock
 # (MS < 0: behind), so the step has reached what it writes.
 gw_ahead() { gw_rows | awk -v g="gw-$1" -v ms="$2" '$1 == g { a = -$3; exit !(ms >= 0 ? a >= ms : a <= ms) } END { if (!NR) exit 1 }'; }
@@ -69,7 +77,6 @@ unmoved() {
 	for m in "$@"; do [ "$(where "$m") $(session "$m" epoch)" = "${FAULTS_MARK[$m]}" ] || return 1; done
 }
 on_gw() { local n=$1 m; for m in $(seq 1 "$FAULTS_N"); do [ "${FAULTS_MARK[$m]%% *}" = "gw-$n" ] && echo "$m"; done; }
-nobody_dead() { all_live "$1" && unmoved "${@:2}"; }
 min_live=3
 # finding MSG: a wanted property the gateway does not have yet (issue 25:
 # liveness compares the nodes' wall clocks); printed, and fatal with
