@@ -15,6 +15,8 @@
 #                                a streaming standby made by pg_basebackup
 #                                -R) started, a fresh database, then G
 #                                gateways on TCP and N supervisors attached
+#                                (pgt_before_gateways, a hook, runs just
+#                                before the first gateway starts)
 #   pgt_start I / pgt_stop_immediate I / pgt_promote I / pgt_alive I
 #   pgt_sql I SQL                one query on server I (its socket), -tA
 #   PGT_ADDR[I] PGT_DIR[I]       server I's address, its directory
@@ -56,6 +58,9 @@ pgt_cleanup() {
 	PGT_NS=""
 }
 gw_node_args() { echo "--store $PGT_URL"; }
+# pgt_before_gateways: a case's hook, run once the servers are up and
+# PGT_URL is set, before the first gateway starts (f_4: its proxy).
+pgt_before_gateways() { :; }
 
 # pgt_primary: initdb (trust: a throwaway server; TCP only from the test's
 # 198.18.25.0/24, replication too), then start.
@@ -107,6 +112,7 @@ pgt_faults_up() {
 	RS_STORE="postgres:///$PGT_DB?host=${PGT_DIR[1]}"
 	PGT_URL="postgres://${PGT_ADDR[1]}:$PGT_PORT/$PGT_DB"
 	[ "$servers" -lt 2 ] || PGT_URL="postgres://${PGT_ADDR[1]}:$PGT_PORT,${PGT_ADDR[2]}:$PGT_PORT/$PGT_DB"
+	pgt_before_gateways
 	rs_log "PostgreSQL in $PGT_NS: gateways use $PGT_URL, the test reads $RS_STORE"
 	for i in $(seq 1 "$g"); do gw_start "$i"; done
 	sups_start $(seq 1 "$n")
