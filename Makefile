@@ -367,7 +367,9 @@ soak: deps all
 # `make faults`: issue 25's fault matrix (tests/faults/f_*.sh, each a case on
 # the test cluster: 2 or 3 gateways, 20 supervisors, the fault, then what
 # stayed, what was recorded, gauges against the ledger, recovery within
-# 2 x TTL).  .ci/run runs it after `make test`.
+# 2 x TTL; f_3..f_6: PostgreSQL over TCP on a veth, servers of their own
+# started by tests/faults/pg_tcp.sh, so RS_PG_DIR stays empty).  .ci/run
+# runs it after `make test`.
 .PHONY: faults
 faults: deps all
 	RS_PG_DIR= RS_TEST_DIR=$(CURDIR)/tests/faults RS_TEST_PREFIX=f_ RS_ACCEPT_TAG=faults \
