@@ -20,7 +20,6 @@
 #   pgt_start I / pgt_stop_immediate I / pgt_promote I / pgt_alive I
 #   pgt_sql I SQL                one query on server I (its socket), -tA
 #   PGT_ADDR[I] PGT_DIR[I]       server I's address, its directory
-set -u
 
 PGT_BIN=""
 for d in /usr/lib/postgresql/*/bin; do [ -x "$d/pg_ctl" ] && PGT_BIN=$d; done
@@ -119,7 +118,7 @@ pgt_faults_up() {
 	await "$n supervisors attached" 30 all_attached $(seq 1 "$n")
 }
 
-# pgt_degraded_sum: degraded accepts counted over the gateways.
+# pgt_sum NAME [LABELMATCH]: a metric summed over the gateways.
 pgt_sum() {
 	local n s=0 v
 	for n in $(seq 1 "$FAULTS_G"); do v=$(metric "$n" "$1" "${2:-}") || return 1; s=$((s + ${v%.*})); done
