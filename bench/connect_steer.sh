@@ -34,6 +34,10 @@ done
 # shellcheck source=../tests/cluster/pods.sh
 . "$(dirname "$0")/../tests/cluster/pods.sh"
 
+# It registers $hellos members from one pod, one after another, to time a
+# registration plus its connect: the agent's burst per pod (16 by default,
+# user/agent/reg_limit.h) is raised to cover them.
+RS_PODS_AGENT_ARGS="${RS_PODS_AGENT_ARGS:-} --member-burst $((hellos + 16))"
 export RS_AGENT=1
 cluster_up --gateways 0
 pods_up 1

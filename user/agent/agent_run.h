@@ -40,6 +40,7 @@ struct agent_config {
 	uint32_t steer_wait_ms;    /* a registration waits this long for the store's target */
 	uint32_t store_timeout_ms; /* the store's busy timeout; 0: its default */
 	uint32_t member_uid_max;   /* registrations one uid may hold; 0: REG_LIMIT_UID_DEFAULT */
+	uint32_t member_burst;     /* registrations one key may make at once; 0: REG_LIMIT_BURST */
 	const char *probe_missing; /* tests: a feature to report absent */
 };
 

@@ -60,6 +60,9 @@ static const char usage[] =
 	"                        register itself (default: member.sock beside --socket)\n"
 	"  --member-uid-max N    supervisor registrations one uid may hold at once\n"
 	"                        (default 1024, at most 4096)\n"
+	"  --member-burst N      registrations one pod (netns or cgroup) may make at once,\n"
+	"                        then one a second (default 16; a benchmark that registers\n"
+	"                        many members from one pod raises it)\n"
 	"  --cgroup DIR          attach connect-time steering to this cgroup v2 directory\n"
 	"                        (default: the cgroup2 root: every process of the node)\n"
 	"  --no-connect          no connect-time steering (sk_lookup only)\n"
@@ -76,7 +79,7 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 {
 	enum { O_SERVICE = 256, O_STORE, O_TTL, O_SYNC, O_METRICS, O_SOCKET, O_ALLOW_UID, O_REPLACE, O_PIN_ROOT,
 	       O_PROBE_MISSING, O_MEMBER_SOCKET, O_CGROUP, O_NO_CONNECT, O_FORGET, O_STEER_WAIT, O_STORE_TIMEOUT,
-	       O_MEMBER_UID_MAX };
+	       O_MEMBER_UID_MAX, O_MEMBER_BURST };
 	static const struct option opts[] = {
 		{ "service", required_argument, NULL, O_SERVICE },
 		{ "store", required_argument, NULL, O_STORE },
@@ -94,6 +97,7 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 		{ "forget-after", required_argument, NULL, O_FORGET },
 		{ "steer-wait", required_argument, NULL, O_STEER_WAIT },
 		{ "member-uid-max", required_argument, NULL, O_MEMBER_UID_MAX },
+		{ "member-burst", required_argument, NULL, O_MEMBER_BURST },
 		{ "store-timeout", required_argument, NULL, O_STORE_TIMEOUT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -129,6 +133,10 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 		case O_MEMBER_UID_MAX:
 			err = rs_parse_flag_u32("ringsteer-agent", "--member-uid-max", optarg, 1, AGENT_MEMBERS_MAX,
 						&cfg->member_uid_max);
+			break;
+		case O_MEMBER_BURST:
+			err = rs_parse_flag_u32("ringsteer-agent", "--member-burst", optarg, 1, AGENT_MEMBERS_MAX,
+						&cfg->member_burst);
 			break;
 		case O_STEER_WAIT:
 			err = rs_parse_flag_u32("ringsteer-agent", "--steer-wait", optarg, 1, 60000, &cfg->steer_wait_ms);

@@ -339,6 +339,7 @@ int agent_member_server_start(struct agent *a, const char *path)
 	if (unlink(path) < 0 && errno != ENOENT)
 		return -errno;
 	reg_limit_init(&a->limits, a->cfg.member_uid_max);
+	reg_limit_set_burst(&a->limits, a->cfg.member_burst);
 	a->member_lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (a->member_lfd < 0)
 		return -errno;

@@ -16,8 +16,6 @@
 
 #include "reg_limit.h"
 
-#define CREDIT_MAX ((int64_t)REG_LIMIT_BURST * REG_LIMIT_REFILL_MS)
-
 struct reg_key_id {
 	uint64_t id;
 	uint32_t kind;
@@ -43,6 +41,12 @@ void reg_limit_init(struct reg_limits *l, uint32_t uid_max)
 {
 	memset(l, 0, sizeof(*l));
 	l->uid_max = uid_max ? uid_max : REG_LIMIT_UID_DEFAULT;
+	l->credit_max = (int64_t)REG_LIMIT_BURST * REG_LIMIT_REFILL_MS;
+}
+
+void reg_limit_set_burst(struct reg_limits *l, uint32_t burst)
+{
+	l->credit_max = (int64_t)(burst ? burst : REG_LIMIT_BURST) * REG_LIMIT_REFILL_MS;
 }
 
 void reg_limit_free(struct reg_limits *l)
@@ -71,13 +75,13 @@ static struct reg_key *key_find(const struct reg_limits *l, uint32_t kind, uint6
 }
 
 /* The key's credit as of mono_ms. */
-static int64_t credit_at(const struct reg_key *k, int64_t mono_ms)
+static int64_t credit_at(const struct reg_limits *l, const struct reg_key *k, int64_t mono_ms)
 {
-	int64_t c = k->credit_ms;
+	int64_t c = k->credit_ms, max = l->credit_max;
 
 	if (mono_ms > k->at_ms)
-		c += mono_ms - k->at_ms < CREDIT_MAX ? mono_ms - k->at_ms : CREDIT_MAX;
-	return c < CREDIT_MAX ? c : CREDIT_MAX;
+		c += mono_ms - k->at_ms < max ? mono_ms - k->at_ms : max;
+	return c < max ? c : max;
 }
 
 /* The key's entry, made with a full bucket if it has none.  NULL: -ENOSPC
@@ -99,7 +103,7 @@ static struct reg_key *key_get(struct reg_limits *l, uint32_t kind, uint64_t id,
 	}
 	k->k.id = id;
 	k->k.kind = kind;
-	k->credit_ms = CREDIT_MAX;
+	k->credit_ms = l->credit_max;
 	k->at_ms = mono_ms;
 	HASH_ADD(hh, l->keys, k, sizeof(k->k), k);
 	l->n_keys++;
@@ -113,7 +117,7 @@ enum reg_take reg_limit_take(struct reg_limits *l, uint32_t kind, uint64_t id, i
 
 	if (!k)
 		return err == -ENOSPC ? REG_TAKE_FULL : REG_TAKE_NOMEM;
-	k->credit_ms = credit_at(k, mono_ms);
+	k->credit_ms = credit_at(l, k, mono_ms);
 	if (mono_ms > k->at_ms)
 		k->at_ms = mono_ms;
 	if (k->credit_ms < REG_LIMIT_REFILL_MS) {
@@ -157,7 +161,7 @@ size_t reg_limit_due(struct reg_limits *l, int64_t now_ms, int64_t mono_ms, stru
 			out[n++] = k->res;
 			k->reserved = false;
 		}
-		if (!k->reserved && credit_at(k, mono_ms) >= CREDIT_MAX) {
+		if (!k->reserved && credit_at(l, k, mono_ms) >= l->credit_max) {
 			HASH_DEL(l->keys, k);
 			free(k);
 			l->n_keys--;

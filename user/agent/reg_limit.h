@@ -47,6 +47,7 @@ struct reg_limits {
 	size_t n_keys;
 	struct reg_uid *uids; /* uthash */
 	uint32_t uid_max;     /* registrations one uid may hold */
+	int64_t credit_max;   /* a full bucket: the burst, in ms of credit */
 };
 
 enum reg_take {
@@ -59,6 +60,8 @@ enum reg_take {
 
 /* uid_max 0: REG_LIMIT_UID_DEFAULT. */
 void reg_limit_init(struct reg_limits *l, uint32_t uid_max);
+/* A key's burst (--member-burst); 0: REG_LIMIT_BURST. */
+void reg_limit_set_burst(struct reg_limits *l, uint32_t burst);
 void reg_limit_free(struct reg_limits *l);
 
 /* One registration of key (kind, id) at mono_ms (a monotonic clock):
