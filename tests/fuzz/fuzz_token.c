@@ -21,6 +21,7 @@
 
 #include "ringsteer/proto.h"
 #include "ringsteer/token.h"
+#include "token/token_kid.h"
 
 #define NOW 1700000000ULL
 
@@ -38,13 +39,37 @@ static void secret_fill(struct rs_secret *s, uint8_t salt)
 		s->key[i] = (uint8_t)(i * 7 + salt);
 }
 
-/* The member part of text: everything before its second-to-last dot, as
- * the parser splits it (token.h), if that is a valid member id. */
-static int member_of(const char *text, char *member)
+/* Whether s[0..len) is a key id as token.h states it: 1..RS_KEY_ID_MAX
+ * bytes of [a-z0-9-].  Written here from the header, not taken from the
+ * parser, so the two are checked against each other. */
+static int kid_ok(const char *s, size_t len)
 {
-	const char *last = strrchr(text, '.'), *second = NULL;
+	if (len == 0 || len > RS_KEY_ID_MAX)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+			return 0;
+	return 1;
+}
+
+/* The key id and member parts of text as token.h splits it: a key id
+ * before its first ':' (if any), the member everything after that up to
+ * its second-to-last dot.  Returns 0 when both are valid. */
+static int member_of(const char *text, char *kid, char *member)
+{
+	const char *colon = strchr(text, ':'), *last, *second = NULL;
 	size_t n;
 
+	kid[0] = '\0';
+	if (colon) {
+		n = (size_t)(colon - text);
+		if (!kid_ok(text, n))
+			return -1;
+		memcpy(kid, text, n);
+		kid[n] = '\0';
+		text = colon + 1;
+	}
+	last = strrchr(text, '.');
 	if (!last)
 		return -1;
 	for (const char *p = last; p > text; p--)
@@ -64,7 +89,7 @@ static int member_of(const char *text, char *member)
 
 static void check_parsed(const struct rs_secret *key, const char *text)
 {
-	char member[RS_ID_MAX + 1], minted[RS_TOKEN_MAX + 1];
+	char kid[RS_KEY_ID_MAX + 1], member[RS_ID_MAX + 1], minted[RS_TOKEN_MAX + 1];
 	uint64_t expiry = 0, vexpiry = 0;
 	int rc_exp = rs_token_expiry(text, &expiry);
 	int rc;
@@ -75,7 +100,7 @@ static void check_parsed(const struct rs_secret *key, const char *text)
 	rc = rs_token_verify(key, text, "sup-1", NOW, &vexpiry);
 	check(rc == 0 || rc == -EINVAL || rc == -EACCES || rc == -EKEYEXPIRED);
 	check((rc == -EINVAL) == (rc_exp == -EINVAL));
-	if (member_of(text, member) != 0) {
+	if (member_of(text, kid, member) != 0) {
 		check(rc_exp == -EINVAL);
 		return;
 	}
@@ -86,8 +111,12 @@ static void check_parsed(const struct rs_secret *key, const char *text)
 	/* Authentic: the one text for (member, expiry). */
 	check(vexpiry == expiry);
 	check((rc == 0) == (expiry > NOW));
-	check(rs_token_mint(key, member, expiry, minted, sizeof(minted)) == 0);
+	check(rs_token_mint_kid(key, kid, member, expiry, minted, sizeof(minted)) == 0);
 	check(strcmp(minted, text) == 0);
+	/* The key id is inside the mac: the same text under another id (or
+	 * none) is never authentic. */
+	if (kid[0])
+		check(rs_token_verify(key, strchr(text, ':') + 1, member, NOW, &vexpiry) == -EACCES);
 	if (strcmp(member, "sup-1") != 0)
 		check(rs_token_verify(key, text, "sup-1", NOW, &vexpiry) == -EACCES);
 }

@@ -3,7 +3,7 @@
  * with the real encoders (not a fuzz target: the Makefile builds only
  * fuzz_*.c).  Run from the repository root after `make all`:
  *
- *   cc -std=c17 -D_GNU_SOURCE -Iinclude -o build/gen_corpus tests/fuzz/gen_corpus.c \
+ *   cc -std=c17 -D_GNU_SOURCE -Iinclude -Iuser -o build/gen_corpus tests/fuzz/gen_corpus.c \
  *      build/libringsteer.a -levent -lsqlite3 -lcrypto -lpq
  *   build/gen_corpus tests/fuzz/corpus
  *
@@ -18,6 +18,7 @@
 #include "registration/agent_reg.h"
 #include "ringsteer/proto.h"
 #include "ringsteer/token.h"
+#include "token/token_kid.h"
 
 static int put(const char *dir, const char *name, const void *bytes, size_t n)
 {
@@ -44,6 +45,11 @@ static int tokens(const char *dir)
 		{ "x", 0 },
 		{ "sup-42", UINT64_MAX },
 	};
+	/* Keyed tokens (keyring.h): the key id is signed with the rest. */
+	static const struct { const char *kid, *member; uint64_t expiry; } k[] = {
+		{ "k1", "sup-1", 1800000000ULL },
+		{ "2026-12-rotation", "a.b", 1600000000ULL },
+	};
 	struct rs_secret key = { .len = 32 };
 	char tok[RS_TOKEN_MAX + 1], name[32];
 	uint8_t mint_seed[8 + 16];
@@ -55,6 +61,12 @@ static int tokens(const char *dir)
 		if (rs_token_mint(&key, t[i].member, t[i].expiry, tok, sizeof(tok)) != 0)
 			return -1;
 		snprintf(name, sizeof(name), "token-%zu", i);
+		rc |= put(dir, name, tok, strlen(tok));
+	}
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		if (rs_token_mint_kid(&key, k[i].kid, k[i].member, k[i].expiry, tok, sizeof(tok)) != 0)
+			return -1;
+		snprintf(name, sizeof(name), "token-kid-%zu", i);
 		rc |= put(dir, name, tok, strlen(tok));
 	}
 	/* check_minted reads 8 bytes of expiry then the member. */
