@@ -10,7 +10,8 @@
  * peer endpoint, where redirected supervisors arrive) are found in
  * rs_endpoints and tagged here, if they belong to the agent's netns (a
  * cgroup program sees every netns; a tag only ever exists on the agent's
- * own registered sockets and their children).  A counted socket asks for STATE_CB, so its
+ * own registered sockets and their children) -- by rs_sockops only, as
+ * telling the netns needs a helper older kernels lack (rs_sockops_own).  A counted socket asks for STATE_CB, so its
  * close is counted once, when it reaches TCP_CLOSE.
  *
  * Guarantees: each socket is counted established at most once and closed at
@@ -127,7 +128,9 @@ static __always_inline struct rs_sock_owner *tag_by_endpoint(struct bpf_sock_ops
 	return bpf_sk_storage_get(&rs_owner, sk, &init, BPF_SK_STORAGE_GET_F_CREATE);
 }
 
-static __always_inline void on_established(struct bpf_sock_ops *skops)
+/* by_endpoint: also tag connections to rs_endpoints (needs
+ * bpf_get_netns_cookie here, Linux 5.15). */
+static __always_inline void on_established(struct bpf_sock_ops *skops, bool by_endpoint)
 {
 	struct bpf_sock *sk = skops->sk;
 	struct rs_sock_owner *o;
@@ -136,7 +139,7 @@ static __always_inline void on_established(struct bpf_sock_ops *skops)
 	if (!sk)
 		return;
 	o = bpf_sk_storage_get(&rs_owner, sk, NULL, 0);
-	if (!o)
+	if (!o && by_endpoint)
 		o = tag_by_endpoint(skops, sk);
 	if (!o || o->state != RS_OWNER_TAGGED || !tag_current(o))
 		return;
@@ -167,12 +170,11 @@ static __always_inline void on_state(struct bpf_sock_ops *skops)
 		c->closed += 1;
 }
 
-SEC("sockops")
-int rs_sockops(struct bpf_sock_ops *skops)
+static __always_inline int sockops(struct bpf_sock_ops *skops, bool by_endpoint)
 {
 	switch (skops->op) {
 	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
-		on_established(skops);
+		on_established(skops, by_endpoint);
 		break;
 	case BPF_SOCK_OPS_STATE_CB:
 		on_state(skops);
@@ -181,4 +183,21 @@ int rs_sockops(struct bpf_sock_ops *skops)
 		break;
 	}
 	return 1;
+}
+
+/* The agent loads one of the two (loader.c, sockops_choose). */
+SEC("sockops")
+int rs_sockops(struct bpf_sock_ops *skops)
+{
+	return sockops(skops, true);
+}
+
+/* For kernels without bpf_get_netns_cookie in sock_ops (< 5.15): only the
+ * children of listeners the agent tagged (registered gateways' listen and
+ * peer sockets) are counted; a connection to a peer endpoint whose listener
+ * was never registered is not. */
+SEC("sockops")
+int rs_sockops_own(struct bpf_sock_ops *skops)
+{
+	return sockops(skops, false);
 }

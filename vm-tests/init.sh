@@ -47,6 +47,13 @@ mount -t bpf bpf /newroot/sys/fs/bpf || die "cannot mount bpffs"
 mount -t cgroup2 cgroup2 /newroot/sys/fs/cgroup || die "cannot mount cgroup2"
 mount -t debugfs debugfs /newroot/sys/kernel/debug 2>/dev/null
 
+# The kernel's module autoload (request_module: an nft expression, a
+# netfilter target) runs its modprobe helper in this root, not the chroot's:
+# hand it to the chroot's modprobe, which has the kernel's modules bound.
+printf '#!/bin/sh\nexec /bin/chroot /newroot /sbin/modprobe "$@"\n' >/bin/rs-modprobe
+chmod 755 /bin/rs-modprobe
+echo /bin/rs-modprobe >/proc/sys/kernel/modprobe || echo "rs-vm: init: cannot set the modprobe helper"
+
 script=$(arg rs_script)
 echo "rs-vm: start $(cut -d' ' -f1 /proc/uptime)"
 chroot /newroot /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \

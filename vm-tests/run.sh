@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # vm-tests/run.sh - the kernel-facing tests (tests/kernel/run.sh) on Debian's
-# generic 6.1 and 6.12 kernels, in qemu (TCG).
+# generic 5.10 (Debian 11), 6.1 and 6.12 kernels, in qemu (TCG).
 #
 # usage: vm-tests/run.sh [BUILD_DIR]        (default: build)
-#   RS_VM_KERNELS="6.1 6.12"  which series to run
+#   RS_VM_KERNELS="5.10 6.1 6.12"  which series to run
 #   RS_VM_TIMEOUT=600         seconds one guest may run
 #   RS_VM_SCALE=8             the tests' deadlines, this many times the host's
 #                             (tests/kernel/lib.sh: RS_KT_SCALE)
@@ -32,7 +32,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd) || exit 2
 vm="$build/vm"
-kernels=${RS_VM_KERNELS:-"6.1 6.12"}
+kernels=${RS_VM_KERNELS:-"5.10 6.1 6.12"}
 limit=${RS_VM_TIMEOUT:-600}
 scale=${RS_VM_SCALE:-8}
 mkdir -p "$vm"
@@ -48,19 +48,45 @@ for c in qemu-system-x86_64 busybox cpio depmod modprobe zstd xz dpkg apt-get ap
 	command -v "$c" >/dev/null || { log "$c not found (make vm-test installs it)"; exit 2; }
 done
 
+# apt's options for a series: the machine's own sources for Debian 12's
+# kernels; for 5.10 (Debian 11, bullseye) a source list, package lists and
+# cache of the runner's own under BUILD_DIR/vm/apt-bullseye, on the mirror
+# the machine's sources name, signed by Debian's archive keyring.  The
+# machine's sources and lists are never touched.
+apt_opts() {
+	case $1 in
+	5.10)
+		local a="$vm/apt-bullseye" mirror
+		mirror=$(sed -n 's/^URIs: *\(http[^ ]*debian\)\/*$/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1)
+		[ -n "$mirror" ] || mirror=$(sed -n 's/^deb  *\(\[[^]]*\]  *\)\{0,1\}\(http[^ ]*debian\)\/* .*/\2/p' /etc/apt/sources.list 2>/dev/null | head -n 1)
+		[ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+		mkdir -p "$a/lists/partial" "$a/cache/archives/partial"
+		printf 'deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s bullseye main\n' "$mirror" \
+			>"$a/sources.list"
+		echo "-o Dir::Etc::sourcelist=$a/sources.list -o Dir::Etc::sourceparts=/nonexistent" \
+			"-o Dir::State::Lists=$a/lists -o Dir::Cache=$a/cache"
+		;;
+	esac
+}
+
 # newest package name of a series
 resolve() {
-	local re
+	local re opts
 	case $1 in
+	5.10) re='^linux-image-5\.10\.0-[0-9]+-amd64$' ;;
 	6.1) re='^linux-image-6\.1\.0-[0-9]+-amd64$' ;;
 	6.12) re='^linux-image-6\.12\.[0-9]+\+deb12-amd64$' ;;
 	*) return 1 ;;
 	esac
+	opts=$(apt_opts "$1")
 	local p
-	p=$(apt-cache search --names-only "$re" | cut -d' ' -f1 | sort -V | tail -n 1)
+	# shellcheck disable=SC2086 # opts is a list of -o options
+	p=$(apt-cache $opts search --names-only "$re" 2>/dev/null | cut -d' ' -f1 | sort -V | tail -n 1)
 	if [ -z "$p" ]; then
-		apt-get update -qq >&2 || return 1
-		p=$(apt-cache search --names-only "$re" | cut -d' ' -f1 | sort -V | tail -n 1)
+		# shellcheck disable=SC2086
+		apt-get $opts update -qq >&2 || { log "$1: apt-get update failed (options: $opts)"; return 1; }
+		# shellcheck disable=SC2086
+		p=$(apt-cache $opts search --names-only "$re" | cut -d' ' -f1 | sort -V | tail -n 1)
 	fi
 	[ -n "$p" ] && echo "$p"
 }
@@ -131,7 +157,9 @@ prepare() {
 	deb=$(ls "$vm/${pkg}"_*.deb 2>/dev/null | head -n 1)
 	if [ -z "$deb" ]; then
 		log "$series: downloading $pkg"
-		(cd "$vm" && apt-get download -q "$pkg" >&2 2>/dev/null) || { log "$series: apt-get download $pkg failed"; return 1; }
+		# shellcheck disable=SC2046 # apt_opts is a list of -o options
+		(cd "$vm" && apt-get $(apt_opts "$series") download -q "$pkg" >&2 2>/dev/null) ||
+			{ log "$series: apt-get download $pkg failed"; return 1; }
 		deb=$(ls "$vm/${pkg}"_*.deb | head -n 1)
 	fi
 	kver=${pkg#linux-image-}

@@ -111,6 +111,15 @@ fail() {
 	exit 1
 }
 
+# kt_kernel_at_least MAJOR MINOR: the running kernel (uname) is at least that.
+kt_kernel_at_least() {
+	local r ma mi
+	r=$(uname -r)
+	ma=${r%%.*}
+	mi=${r#*.}
+	mi=${mi%%[!0-9]*}
+	[ "$ma" -gt "$1" ] || { [ "$ma" -eq "$1" ] && [ "$mi" -ge "$2" ]; }
+}
 kt_since() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'; }
 
 kt_deadline_note() {
@@ -140,7 +149,7 @@ agent_start() {
 	# nsenter itself, not the kt_ns function: $! must be the agent's pid
 	# (nsenter execs it), not a subshell's.
 	nsenter --net="/run/netns/$KT_NS" "$RS_BUILD/ringsteer-agent" --service "$KT_SERVICE" $KT_CONNECT \
-		--socket "$KT_DIR/agent.sock" --sync-interval 100 --steer-wait "$KT_STEER_WAIT_MS" "$@" \
+		--socket "$KT_DIR/agent.sock" --sync-interval 100 --steer-wait "$KT_STEER_WAIT_MS" ${KT_AGENT_ARGS:-} "$@" \
 		2>"$KT_DIR/agent.$KT_AGENT_STARTS.log" &
 	KT_AGENT_PID=$!
 	# Not await: an agent that exits (a program the kernel refused, status

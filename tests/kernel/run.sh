@@ -45,7 +45,7 @@ deadlines="$out_root/deadlines"
 
 # name and command of every test
 tests=(table precompute)
-for t in steered ipv6 pinned miss stalepin sockops; do tests+=("steer_$t"); done
+for t in steered ipv6 pinned miss stalepin sockops sockops_own; do tests+=("steer_$t"); done
 for t in configfail adopt layout names; do tests+=("pin_$t"); done
 for t in "$here"/t_*.sh; do tests+=("$(basename "$t" .sh)"); done
 

@@ -23,7 +23,10 @@
  *             peer endpoint known only from rs_endpoints (and not the same
  *             endpoint in another netns); closes counted once; a slot given
  *             to another gateway starts from zero and its old connections
- *             are not counted
+ *             are not counted (the rs_endpoints part only where the kernel
+ *             has bpf_get_netns_cookie in sock_ops, >= 5.15, by uname)
+ *   sockops_own  the same with the variant for older kernels forced: the
+ *             peer endpoint known only from rs_endpoints is not counted
  *
  * Exit status: 0 passed, 1 failed (a program that does not load or attach
  * is a failure, with libbpf's message and the verifier's log on stderr),
@@ -43,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -486,11 +490,27 @@ static int connect_elsewhere(const char *endpoint)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-/* gw-b's peer endpoint, known from the store only (rs_endpoints): counted
- * here, and not for the same endpoint in another netns (the cgroup program
- * sees every netns). */
-static void endpoint_path(struct test *t, uint64_t b_established, uint64_t b_closed)
+/* Whether the running kernel is at least major.minor (uname: what the
+ * kernel says it is, not what the agent probed). */
+static bool kernel_at_least(int major, int minor)
 {
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) < 0 || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return false;
+	return ma > major || (ma == major && mi >= minor);
+}
+
+/* gw-b's peer endpoint, known from the store only (rs_endpoints): counted
+ * here when by_endpoint, and never for the same endpoint in another netns
+ * (the cgroup program sees every netns).  Without by_endpoint (the sockops
+ * variant for kernels without bpf_get_netns_cookie in sock_ops) nothing
+ * is counted for it. */
+static void endpoint_path(struct test *t, uint64_t b_established, uint64_t b_closed, bool by_endpoint)
+{
+	uint64_t counted = by_endpoint ? 1 : 0;
+
 	struct sockaddr_storage ss;
 	socklen_t len;
 	struct rs_endpoint_key k;
@@ -502,18 +522,19 @@ static void endpoint_path(struct test *t, uint64_t b_established, uint64_t b_clo
 	EXPECT(t, peer >= 0 && bpf_map_update_elem(t->m->endpoints, &k, &e, BPF_ANY) == 0, "endpoint");
 	r = dial(&peer, 1, "127.0.2.6", "127.0.1.2:7001", conn);
 	EXPECT(t, r == 0, "to gw-b's peer endpoint: %d", r);
-	await_counts(t, 1, b_established + 1, b_closed);
+	await_counts(t, 1, b_established + counted, b_closed);
 	r = connect_elsewhere("127.0.1.2:7001");
 	EXPECT(t, r == 0, "connection in another netns: child status %d", r);
 	usleep(50000);
-	await_counts(t, 1, b_established + 1, b_closed);
+	await_counts(t, 1, b_established + counted, b_closed);
 	close(conn[0]);
 	close(conn[1]);
-	await_counts(t, 1, b_established + 1, b_closed + 1);
+	await_counts(t, 1, b_established + counted, b_closed + counted);
 	close(peer);
 }
 
-static void test_sockops(struct test *t)
+/* by_endpoint: what endpoint_path expects (see there). */
+static void sockops_run(struct test *t, bool by_endpoint)
 {
 	int gw[3] = { listen_on("127.0.1.1:7000", false), listen_on("127.0.1.2:7000", false),
 		      listen_on("127.0.1.1:7001", false) /* gw-a's peer endpoint */ };
@@ -571,9 +592,24 @@ static void test_sockops(struct test *t)
 	close(conn[5][0]);
 	close(conn[5][1]);
 	await_counts(t, 1, 1, 1);
-	endpoint_path(t, 1, 1);
+	endpoint_path(t, 1, 1, by_endpoint);
 	for (int i = 0; i < 3; i++)
 		close(gw[i]);
+}
+
+/* The sockops variant this kernel takes: the one that counts unregistered
+ * peer endpoints needs bpf_get_netns_cookie in sock_ops (Linux 5.15). */
+static void test_sockops(struct test *t)
+{
+	sockops_run(t, kernel_at_least(5, 15));
+}
+
+/* The variant for older kernels, forced (--probe-missing
+ * sockops_netns_cookie): registered listeners are counted as before, the
+ * unregistered peer endpoint is not. */
+static void test_sockops_own(struct test *t)
+{
+	sockops_run(t, false);
 }
 
 /* libbpf's warnings and notes on stderr, whole (they carry their own
@@ -595,6 +631,7 @@ int main(int argc, char **argv)
 	} tests[] = {
 		{ "steered", test_steered }, { "ipv6", test_ipv6 },       { "pinned", test_pinned },
 		{ "miss", test_miss },       { "stalepin", test_stalepin }, { "sockops", test_sockops },
+		{ "sockops_own", test_sockops_own },
 	};
 	struct agent_load_options opt = { .no_pin = true };
 	struct test t = { 0 };
@@ -602,7 +639,7 @@ int main(int argc, char **argv)
 	int err;
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: steer_test NAME (steered, ipv6, pinned, miss, stalepin, sockops)\n");
+		fprintf(stderr, "usage: steer_test NAME (steered, ipv6, pinned, miss, stalepin, sockops, sockops_own)\n");
 		return 2;
 	}
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
@@ -616,6 +653,8 @@ int main(int argc, char **argv)
 			return 77;
 		}
 		libbpf_set_print(libbpf_print);
+		if (tests[i].run == test_sockops_own)
+			opt.probe_missing = 1u << AGENT_FEAT_SOCKOPS_NETNS_COOKIE;
 		err = agent_kernel_open(&opt, &t.k, why, sizeof(why));
 		if (err) {
 			fprintf(stderr, "steer_test: cannot load or attach the BPF programs: %s (%s)\n", why,

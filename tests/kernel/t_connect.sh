@@ -103,6 +103,13 @@ echo "$out" | grep -q "^reached=$t peer=$SVC\$" || fail "non-blocking connect no
 out=$(member c1 "$SOCK" sup-a "$SVC" mapped)
 echo "$out" | grep -q "^reached=$t peer=\[::ffff:198.19.0.100\]:7000\$" || fail "v4-mapped connect not steered: $out"
 [ "$(dnat_count)" = "$before" ] || fail "DNAT counted steered connects ($before -> $(dnat_count))"
+# A pod is keyed by its netns cookie where the agent can read one
+# (SO_NETNS_COOKIE, Linux 5.14), else by its cgroup (as on 5.10).
+pod_key=netns
+kt_kernel_at_least 5 14 || pod_key=cgroup
+case ${KT_AGENT_ARGS:-} in *so_netns_cookie*) pod_key=cgroup ;; esac
+grep -q "member=sup-a key=$pod_key:" "$KT_DIR/agent.$KT_AGENT_STARTS.log" ||
+	fail "sup-a (a pod) not keyed by $pod_key: $(grep 'member=sup-a' "$KT_DIR/agent.$KT_AGENT_STARTS.log")"
 # Its reservation is in the store, at the target, for the gateway to count.
 "$RS_BUILD/ringsteerctl" sessions --store "$KT_STORE" --json | grep -q "\"member_id\":\"sup-a\".*\"gateway_id\":\"$t\"" ||
 	"$RS_BUILD/ringsteerctl" sessions --store "$KT_STORE" --json | grep -q "\"gateway_id\": *\"$t\"" ||

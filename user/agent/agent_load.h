@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "agent.h"
+#include "agent_features.h"
 
 #define AGENT_PIN_ROOT "/sys/fs/bpf/ringsteer"
 #define AGENT_CGROUP2_PRIVATE "/run/ringsteer/cgroup2"
@@ -42,8 +43,8 @@ struct agent_load_options {
 	bool no_sockops;       /* leave sockops out (no cgroup2 available) */
 	bool no_connect;       /* leave connect-time steering out */
 	const char *cgroup;    /* where connect-time steering attaches; NULL: the cgroup2 root */
-	const char *probe_missing; /* tests: act as if the kernel lacked this
-				    * feature ("sk_lookup"), to prove the fallback */
+	unsigned probe_missing; /* tests: bits 1 << enum agent_feature to report
+				 * absent, to prove each fallback */
 };
 
 /* What agent_kernel_open did, for the log line and the tests. */
@@ -58,6 +59,7 @@ struct agent_kernel {
 	struct rs_steer *steer;
 	struct rs_sockops *sockops;
 	struct rs_connect *connect;
+	struct bpf_program *sockops_prog; /* the sockops variant this kernel takes */
 	struct bpf_link *steer_link, *sockops_link;
 	struct bpf_link *connect_links[AGENT_CONNECT_LINKS]; /* connect4, connect6, getpeername4, getpeername6 */
 	char cgroup[512];      /* the cgroup connect-time steering is attached to */
@@ -67,6 +69,7 @@ struct agent_kernel {
 	int lock_fd;           /* flock on pin_dir, or -1 */
 	enum agent_load_mode mode;
 	char tag[17];          /* the sk_lookup program's tag in force, hex */
+	struct agent_features feat; /* what this kernel has (probed at open) */
 };
 
 /* Loads both programs, reuses or creates the maps, attaches or adopts the

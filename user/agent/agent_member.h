@@ -35,6 +35,8 @@ struct agent_member_scope {
 	char cgroup_root[512];  /* the cgroup v2 mount */
 	char steered[512];      /* the cgroup the connect-time programs are attached to */
 	uint64_t own_cgroup_id; /* the agent's own cgroup: never a caller's key */
+	bool netns_cookie;      /* SO_NETNS_COOKIE works (5.14): pods keyed by netns, else by cgroup */
+	bool peerpidfd;         /* SO_PEERPIDFD works (6.5) */
 };
 
 struct agent_member_verdict {
@@ -74,8 +76,9 @@ struct agent_target {
 /* ---- member_key.c ---------------------------------------------------------- */
 
 /* A pidfd for the process at the other end of the UNIX connection conn_fd
- * (SO_PEERPIDFD, else pidfd_open(pid)).  Returns the fd or -errno. */
-int agent_member_pidfd(int conn_fd, pid_t pid);
+ * (SO_PEERPIDFD when peerpidfd, else pidfd_open(pid)).  Returns the fd or
+ * -errno. */
+int agent_member_pidfd(int conn_fd, pid_t pid, bool peerpidfd);
 
 /* The caller's key: its netns cookie when its netns is not the agent's,
  * else its cgroup id.  Refuses (reason in v, also returned) a caller

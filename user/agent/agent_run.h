@@ -41,7 +41,7 @@ struct agent_config {
 	uint32_t store_timeout_ms; /* the store's busy timeout; 0: its default */
 	uint32_t member_uid_max;   /* registrations one uid may hold; 0: REG_LIMIT_UID_DEFAULT */
 	uint32_t member_burst;     /* registrations one key may make at once; 0: REG_LIMIT_BURST */
-	const char *probe_missing; /* tests: a feature to report absent */
+	unsigned probe_missing;    /* tests: bits 1 << enum agent_feature to report absent */
 };
 
 struct agent_counters {

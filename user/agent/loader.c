@@ -82,7 +82,7 @@ const char *agent_load_mode_name(enum agent_load_mode mode)
  * means no privileges, EINVAL (unknown type) an old kernel.  missing names
  * a feature to report absent without asking the kernel (tests of the
  * fallback on kernels that have it). */
-static int probe(const char *missing, char *why, size_t len)
+static int probe(unsigned missing, char *why, size_t len)
 {
 	const struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
@@ -91,7 +91,7 @@ static int probe(const char *missing, char *why, size_t len)
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_SK_LOOKUP);
 	int fd, err;
 
-	if (missing && strcmp(missing, "sk_lookup") == 0) {
+	if (missing & (1u << AGENT_FEAT_SK_LOOKUP)) {
 		say(why, len, "the kernel has no sk_lookup programs (needs Linux >= 5.9; feature probe overridden)");
 		return -EOPNOTSUPP;
 	}
@@ -341,7 +341,7 @@ static int attach_sockops(struct agent_kernel *k, char *why, size_t why_len)
 		say(why, why_len, "cannot open cgroup %s: %s", path, strerror(-err));
 		return err;
 	}
-	k->sockops_link = bpf_program__attach_cgroup(k->sockops->progs.rs_sockops, cg);
+	k->sockops_link = bpf_program__attach_cgroup(k->sockops_prog, cg);
 	if (!k->sockops_link) {
 		err = -errno;
 		say(why, why_len, "cannot attach sockops to cgroup %s: %s", path, strerror(-err));
@@ -485,6 +485,15 @@ static int write_config(struct agent_kernel *k, char *why, size_t why_len)
 
 	if (k->maps.config < 0)
 		return 0;
+	/* Without the sockopt (< 5.14) the sockops variant loaded never asks
+	 * for the netns (< 5.15 it cannot): the cookie stays 0, "unset". */
+	if (!k->feat.has[AGENT_FEAT_SO_NETNS_COOKIE]) {
+		if (bpf_map_update_elem(k->maps.config, &zero, &cfg, BPF_ANY) < 0) {
+			err = -errno;
+			say(why, why_len, "cannot clear sockops' netns cookie: %s", strerror(-err));
+		}
+		return err;
+	}
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cfg.netns_cookie, &len) < 0 ||
 	    bpf_map_update_elem(k->maps.config, &zero, &cfg, BPF_ANY) < 0) {
@@ -510,6 +519,19 @@ static int load_one(const char *what, int err, char *why, size_t why_len)
 	say(why, why_len, "the kernel's verifier rejected the %s program (%s); its log is above", what,
 	    strerror(-err));
 	return -ENOEXEC;
+}
+
+/* The sockops variant this kernel takes: the one that tags connections to
+ * unregistered peer endpoints needs bpf_get_netns_cookie in sock_ops
+ * (5.15) and the netns cookie (SO_NETNS_COOKIE, 5.14); without them the one
+ * that counts only registered listeners' children.  The other is never
+ * loaded (the verifier would refuse the helper). */
+static void sockops_choose(struct agent_kernel *k)
+{
+	bool full = k->feat.has[AGENT_FEAT_SOCKOPS_NETNS_COOKIE] && k->feat.has[AGENT_FEAT_SO_NETNS_COOKIE];
+
+	k->sockops_prog = full ? k->sockops->progs.rs_sockops : k->sockops->progs.rs_sockops_own;
+	bpf_program__set_autoload(full ? k->sockops->progs.rs_sockops_own : k->sockops->progs.rs_sockops, false);
 }
 
 static int load(struct agent_kernel *k, char *why, size_t why_len)
@@ -666,7 +688,7 @@ static int adopt(struct agent_kernel *k, bool replace, char *why, size_t why_len
 	if (err)
 		return err;
 	if (k->sockops) {
-		err = adopt_link(k->pin_dir, AGENT_LINK_SOCKOPS, k->sockops->progs.rs_sockops, replace, n_fresh > 0,
+		err = adopt_link(k->pin_dir, AGENT_LINK_SOCKOPS, k->sockops_prog, replace, n_fresh > 0,
 				 &k->sockops_link, &upgraded, why, why_len);
 		if (err == -ENOENT) {
 			err = attach_sockops(k, why, why_len);
@@ -728,6 +750,8 @@ int agent_kernel_open(const struct agent_load_options *opt, struct agent_kernel 
 		err = netns_inode(&k->netns_ino);
 	if (err)
 		return err;
+	k->feat.has[AGENT_FEAT_SK_LOOKUP] = true;
+	agent_features_probe(opt->probe_missing, &k->feat);
 	if (!opt->no_connect) {
 		err = opt->cgroup ? (snprintf(k->cgroup, sizeof(k->cgroup), "%s", opt->cgroup) < (int)sizeof(k->cgroup)
 					     ? 0
@@ -745,6 +769,8 @@ int agent_kernel_open(const struct agent_load_options *opt, struct agent_kernel 
 		say(why, why_len, "cannot open the embedded BPF objects: %s", strerror(-err));
 		goto fail;
 	}
+	if (k->sockops)
+		sockops_choose(k);
 	if (opt->no_pin) {
 		err = load(k, why, why_len);
 		if (!err)

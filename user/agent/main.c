@@ -69,7 +69,9 @@ static const char usage[] =
 	"  --allow-uid UID       uid allowed to register (repeatable; default: the agent's own)\n"
 	"  --replace             upgrade a pinned program whose tag differs (BPF_LINK_UPDATE)\n"
 	"  --pin-root DIR        bpffs directory (default " AGENT_PIN_ROOT ")\n"
-	"  --probe-missing sk_lookup  act as if the kernel lacked sk_lookup (tests the fallback)\n"
+	"  --probe-missing FEATURE  act as if the kernel lacked FEATURE (repeatable; tests the\n"
+	"                        fallback): sk_lookup, so_netns_cookie, sockops_netns_cookie,\n"
+	"                        so_peerpidfd (docs/KERNEL.md, kernel features)\n"
 	"\n"
 	"Exit status: 0 stopped (steering goes on from the pins), 1 failure, 2 bad flags,\n"
 	"3 no sk_lookup or no privileges (gateways run redirect-only), 4 pinned program\n"
@@ -168,13 +170,19 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 			break;
 		case O_REPLACE: cfg->replace = true; break;
 		case O_PIN_ROOT: cfg->pin_root = optarg; break;
-		case O_PROBE_MISSING:
-			if (strcmp(optarg, "sk_lookup") != 0) {
-				fprintf(stderr, "ringsteer-agent: --probe-missing: only sk_lookup can be overridden\n");
+		case O_PROBE_MISSING: {
+			int f = agent_feature_parse(optarg);
+
+			if (f < 0) {
+				fprintf(stderr,
+					"ringsteer-agent: --probe-missing: expected sk_lookup, so_netns_cookie, "
+					"sockops_netns_cookie or so_peerpidfd, got '%s'\n",
+					optarg);
 				return -EINVAL;
 			}
-			cfg->probe_missing = optarg;
+			cfg->probe_missing |= 1u << f;
 			break;
+		}
 		case 'h': fputs(usage, stdout); exit(0);
 		case ':':
 			fprintf(stderr, "ringsteer-agent: option %s needs a value\n", argv[optind - 1]);
@@ -426,6 +434,10 @@ int main(int argc, char **argv)
 		rs_log(stderr, "error", "agent", "event", "load_failed", "reason", why, "error", strerror(-err), NULL);
 		return 1;
 	}
+	for (int f = 0; f < AGENT_FEATS; f++)
+		if (!a.k.feat.has[f])
+			rs_log(stderr, "info", "agent", "event", "kernel_feature_missing", "feature",
+			       agent_feature_name(f), "instead", agent_feature_instead(f), NULL);
 	snprintf(ino, sizeof(ino), "%lu", a.k.netns_ino);
 	rs_log(stderr, "info", "agent", "event", "loaded", "start", agent_load_mode_name(a.k.mode), "tag", a.k.tag,
 	       "pins", a.k.pin_dir, "netns", ino, "connect_cgroup", a.k.connect ? a.k.cgroup : "off", NULL);

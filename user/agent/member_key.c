@@ -14,7 +14,11 @@
  *
  * The netns cookie needs a socket in the caller's netns: a short-lived
  * thread enters it (setns affects only that thread) and asks
- * SO_NETNS_COOKIE, so the agent's own thread never leaves its netns. */
+ * SO_NETNS_COOKIE, so the agent's own thread never leaves its netns.  A
+ * kernel without SO_NETNS_COOKIE (< 5.14; connect4/6 have
+ * bpf_get_netns_cookie from 5.7 but nothing tells the agent the number)
+ * keys a pod's supervisor by its cgroup id instead, as a hostNetwork one:
+ * every Kubernetes container has a cgroup of its own. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -36,12 +40,13 @@
 #define SO_PEERPIDFD 77 /* Linux 6.5 */
 #endif
 
-int agent_member_pidfd(int conn_fd, pid_t pid)
+int agent_member_pidfd(int conn_fd, pid_t pid, bool peerpidfd)
 {
 	socklen_t len = sizeof(int);
 	int fd = -1;
 
-	if (getsockopt(conn_fd, SOL_SOCKET, SO_PEERPIDFD, &fd, &len) == 0 && len == sizeof(int) && fd >= 0)
+	if (peerpidfd && getsockopt(conn_fd, SOL_SOCKET, SO_PEERPIDFD, &fd, &len) == 0 && len == sizeof(int) &&
+	    fd >= 0)
 		return fd;
 	fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	return fd >= 0 ? fd : -errno;
@@ -168,14 +173,16 @@ enum rs_agent_reg_reason agent_member_key(const struct agent_member_scope *scope
 		r = refuse(v, RS_AGENT_REG_OUTSIDE, NULL, 0);
 		goto cleanup;
 	}
-	if (theirs.st_dev != mine.st_dev || theirs.st_ino != mine.st_ino) {
+	if ((theirs.st_dev != mine.st_dev || theirs.st_ino != mine.st_ino) && scope->netns_cookie) {
 		key->kind = RS_CLIENT_NETNS;
 		err = netns_cookie(ns, &id);
 		key->id = id;
 	} else {
-		/* The agent's netns: only a cgroup of its own tells the caller
-		 * apart; the hierarchy's root or the agent's own cgroup would
-		 * steer strangers. */
+		/* The agent's netns, or a kernel that cannot name the
+		 * caller's netns (< 5.14, no SO_NETNS_COOKIE; the programs
+		 * try the cgroup key next): only a cgroup of its own tells
+		 * the caller apart; the hierarchy's root or the agent's own
+		 * cgroup would steer strangers. */
 		key->kind = RS_CLIENT_CGROUP;
 		err = agent_cgroup_id(dir, &id);
 		key->id = id;
@@ -212,6 +219,8 @@ int agent_member_scope_init(struct agent *a)
 	if (err)
 		return err;
 	snprintf(sc->steered, sizeof(sc->steered), "%s", a->k.cgroup);
+	sc->netns_cookie = a->k.feat.has[AGENT_FEAT_SO_NETNS_COOKIE];
+	sc->peerpidfd = a->k.feat.has[AGENT_FEAT_PEERPIDFD];
 	err = cgroup_path(getpid(), rel, sizeof(rel));
 	if (err)
 		return err;

@@ -290,7 +290,7 @@ static void member_start(struct agent *a, int fd)
 		refuse(m, RS_AGENT_REG_BUSY, NULL);
 		return;
 	}
-	m->pidfd = agent_member_pidfd(fd, m->cred.pid);
+	m->pidfd = agent_member_pidfd(fd, m->cred.pid, a->scope.peerpidfd);
 	if (m->pidfd < 0) {
 		refuse(m, RS_AGENT_REG_CALLER_GONE, NULL);
 		return;

@@ -185,6 +185,17 @@ static void render_connect(const struct agent *a, struct evbuffer *b)
 	}
 }
 
+/* Which of the optional kernel features this node's kernel has: on 0, the
+ * agent runs without it as docs/KERNEL.md's feature table says. */
+static void render_features(const struct agent *a, struct evbuffer *b)
+{
+	rs_metrics_family(b, "ringsteer_agent_kernel_feature", "gauge",
+			  "1 when the kernel has the feature, 0 when the agent does without it (docs/KERNEL.md).");
+	for (int f = 0; f < AGENT_FEATS; f++)
+		evbuffer_add_printf(b, "ringsteer_agent_kernel_feature{feature=\"%s\"} %d\n", agent_feature_name(f),
+				    a->k.feat.has[f] ? 1 : 0);
+}
+
 static void render(const void *ctx, struct evbuffer *b)
 {
 	const struct agent *a = ctx;
@@ -202,6 +213,7 @@ static void render(const void *ctx, struct evbuffer *b)
 	struct rs_agent_reg_stats reg = { 0 };
 
 	render_connections(a, b);
+	render_features(a, b);
 	have_stats = rs_map_percpu_sum(a->k.maps.stats, RS_STAT_COUNT, st) == 0;
 	rs_metrics_family(b, "ringsteer_agent_lookups_total", "counter",
 	       "sk_lookup runs on a Service address, by result (pinned, table: steered; miss: the bucket's slot has "
