@@ -437,7 +437,7 @@ clean:
 
 # ---- the kernel-facing tests on Debian's 6.1 and 6.12 kernels (qemu, TCG) --
 # vm-tests/run.sh fetches the kernels into $(BUILD)/vm (kept between runs).
-VM_PACKAGES := qemu-system-x86 busybox-static kmod zstd xz-utils cpio
+VM_PACKAGES := qemu-system-x86 busybox-static kmod zstd xz-utils cpio file udev python3-argcomplete python3-requests python3-pkg-resources
 
 .PHONY: vm-deps vm-test
 vm-deps:

@@ -9,7 +9,10 @@ set -u
 build=${RS_VM_BUILD:?RS_VM_BUILD unset}
 scale=${RS_VM_SCALE:?RS_VM_SCALE unset}
 here=$(cd "$(dirname "$0")/.." && pwd)
-res=/vmresults
+res=${RS_VM_RESULTS:-/vmresults}
+# virtme-ng mounts cgroup2 but not bpffs (the hand-made init.sh mounts both)
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || { echo "guest: cannot mount bpffs"; exit 125; }
+mountpoint -q /sys/fs/cgroup || mount -t cgroup2 cgroup2 /sys/fs/cgroup || { echo "guest: cannot mount cgroup2"; exit 125; }
 cd "$here" || exit 125
 echo "guest: kernel $(uname -r), build $build"
 mkdir -p "$res/out"

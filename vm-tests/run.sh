@@ -35,6 +35,8 @@ vm="$build/vm"
 kernels=${RS_VM_KERNELS:-"5.10 6.1 6.12"}
 limit=${RS_VM_TIMEOUT:-600}
 scale=${RS_VM_SCALE:-8}
+runner=${RS_VM_RUNNER:-vng}
+case $runner in vng | initramfs) ;; *) echo "RS_VM_RUNNER: vng or initramfs, not '$runner'" >&2; exit 2 ;; esac
 mkdir -p "$vm"
 
 log() { echo "vm: $*" >&2; }
@@ -44,29 +46,45 @@ secs() { awk -v s="$1" -v e="$2" 'BEGIN { printf "%.1f", (e - s) / 1e9 }'; }
 for b in ringsteer-agent ringsteerctl kernel/steer_test kernel/kt_tool kernel/table_test; do
 	[ -x "$build/$b" ] || { log "$build/$b missing: build it first (make vm-test does)"; exit 2; }
 done
-for c in qemu-system-x86_64 busybox cpio depmod modprobe zstd xz dpkg apt-get apt-cache; do
+for c in qemu-system-x86_64 busybox cpio depmod modprobe zstd xz dpkg apt-get apt-cache file udevadm; do
 	command -v "$c" >/dev/null || { log "$c not found (make vm-test installs it)"; exit 2; }
 done
 
-# apt's options for a series: the machine's own sources for Debian 12's
-# kernels; for 5.10 (Debian 11, bullseye) a source list, package lists and
-# cache of the runner's own under BUILD_DIR/vm/apt-bullseye, on the mirror
-# the machine's sources name, signed by Debian's archive keyring.  The
-# machine's sources and lists are never touched.
-apt_opts() {
-	case $1 in
-	5.10)
-		local a="$vm/apt-bullseye" mirror
-		mirror=$(sed -n 's/^URIs: *\(http[^ ]*debian\)\/*$/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1)
-		[ -n "$mirror" ] || mirror=$(sed -n 's/^deb  *\(\[[^]]*\]  *\)\{0,1\}\(http[^ ]*debian\)\/* .*/\2/p' /etc/apt/sources.list 2>/dev/null | head -n 1)
-		[ -n "$mirror" ] || mirror=http://deb.debian.org/debian
-		mkdir -p "$a/lists/partial" "$a/cache/archives/partial"
-		printf 'deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s bullseye main\n' "$mirror" \
-			>"$a/sources.list"
-		echo "-o Dir::Etc::sourcelist=$a/sources.list -o Dir::Etc::sourceparts=/nonexistent" \
-			"-o Dir::State::Lists=$a/lists -o Dir::Cache=$a/cache"
-		;;
-	esac
+# apt's options for a Debian suite other than the machine's own (empty for
+# the machine's own): a source list, package lists and cache of the
+# runner's own under BUILD_DIR/vm/apt-SUITE, on the mirror the machine's
+# sources name, signed by Debian's archive keyring.  The machine's sources
+# and lists are never touched.
+apt_opts_suite() {
+	[ -n "$1" ] || return 0
+	local a="$vm/apt-$1" mirror
+	mirror=$(sed -n 's/^URIs: *\(http[^ ]*debian\)\/*$/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1)
+	[ -n "$mirror" ] || mirror=$(sed -n 's/^deb  *\(\[[^]]*\]  *\)\{0,1\}\(http[^ ]*debian\)\/* .*/\2/p' /etc/apt/sources.list 2>/dev/null | head -n 1)
+	[ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+	mkdir -p "$a/lists/partial" "$a/cache/archives/partial"
+	printf 'deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n' "$mirror" "$1" \
+		>"$a/sources.list"
+	echo "-o Dir::Etc::sourcelist=$a/sources.list -o Dir::Etc::sourceparts=/nonexistent" \
+		"-o Dir::State::Lists=$a/lists -o Dir::Cache=$a/cache"
+}
+
+# the suite a series comes from: 5.10 is Debian 11's (bullseye)
+suite_of() { case $1 in 5.10) echo bullseye ;; esac; }
+apt_opts() { apt_opts_suite "$(suite_of "$1")"; }
+
+# the newest package matching re (apt-cache with opts; apt-get update once
+# if nothing is found)
+newest() {
+	local opts=$1 re=$2 p
+	# shellcheck disable=SC2086 # opts is a list of -o options
+	p=$(apt-cache $opts search --names-only "$re" 2>/dev/null | cut -d' ' -f1 | sort -V | tail -n 1)
+	if [ -z "$p" ]; then
+		# shellcheck disable=SC2086
+		apt-get $opts update -qq >&2 || { log "apt-get update failed (options: ${opts:-none, the machine sources})"; return 1; }
+		# shellcheck disable=SC2086
+		p=$(apt-cache $opts search --names-only "$re" | cut -d' ' -f1 | sort -V | tail -n 1)
+	fi
+	[ -n "$p" ] && echo "$p"
 }
 
 # newest package name of a series
@@ -79,16 +97,7 @@ resolve() {
 	*) return 1 ;;
 	esac
 	opts=$(apt_opts "$1")
-	local p
-	# shellcheck disable=SC2086 # opts is a list of -o options
-	p=$(apt-cache $opts search --names-only "$re" 2>/dev/null | cut -d' ' -f1 | sort -V | tail -n 1)
-	if [ -z "$p" ]; then
-		# shellcheck disable=SC2086
-		apt-get $opts update -qq >&2 || { log "$1: apt-get update failed (options: $opts)"; return 1; }
-		# shellcheck disable=SC2086
-		p=$(apt-cache $opts search --names-only "$re" | cut -d' ' -f1 | sort -V | tail -n 1)
-	fi
-	[ -n "$p" ] && echo "$p"
+	newest "$opts" "$re"
 }
 
 # vmlinux out of vmlinuz: the first xz or zstd stream that decompresses to ELF
@@ -171,36 +180,84 @@ prepare() {
 		depmod -b "$kroot" "$kver" || return 1
 		touch "$vm/$kver/.unpacked"
 	fi
-	if [ ! -s "$vm/$kver/vmlinux" ]; then
+	if [ "$runner" = initramfs ] && [ ! -s "$vm/$kver/vmlinux" ]; then
 		extract_vmlinux "$kroot/boot/vmlinuz-$kver" "$vm/$kver/vmlinux" ||
 			{ log "$series: no vmlinux in vmlinuz-$kver"; return 1; }
 	fi
-	if [ ! -s "$vm/$kver/initrd.gz" ] || [ "$here/init.sh" -nt "$vm/$kver/initrd.gz" ]; then
+	if [ "$runner" = initramfs ] &&
+		{ [ ! -s "$vm/$kver/initrd.gz" ] || [ "$here/init.sh" -nt "$vm/$kver/initrd.gz" ]; }; then
 		make_initrd "$kroot" "$kver" "$vm/$kver/initrd.gz" || return 1
 	fi
 	echo "$kver"
 }
 
-# boot one kernel; sets BOOT RUN RC
-boot() {
-	local kver=$1 d="$vm/$1" start t line
-	rm -rf "$d/results"
-	mkdir -p "$d/results"
-	: >"$d/console.log"
-	BOOT=- RUN=- RC=124
-	start=$(now)
+# virtme-ng, Debian trixie's (architecture all): fetched with an apt source
+# list of the runner's own and unpacked into BUILD_DIR/vm/vng once; it runs
+# on Debian's own python3 with python3-argcomplete, -requests and
+# -pkg-resources, and needs udev in the guest (make vm-deps installs them).
+vng_prepare() {
+	local opts p deb
+	[ -x "$vm/vng/usr/bin/vng" ] && return 0
+	opts=$(apt_opts_suite trixie)
+	p=$(newest "$opts" '^virtme-ng$') || { log "virtme-ng: not found in trixie"; return 1; }
+	deb=$(ls "$vm/${p}"_*.deb 2>/dev/null | head -n 1)
+	if [ -z "$deb" ]; then
+		# shellcheck disable=SC2086 # opts is a list of -o options
+		(cd "$vm" && apt-get $opts download -q "$p" >&2 2>/dev/null) || { log "virtme-ng: apt-get download failed"; return 1; }
+		deb=$(ls "$vm/${p}"_*.deb | head -n 1)
+	fi
+	rm -rf "$vm/vng.tmp" && dpkg -x "$deb" "$vm/vng.tmp" && mv "$vm/vng.tmp" "$vm/vng" || return 1
+	log "virtme-ng: $(basename "$deb")"
+}
+
+# The lines of one guest's console into console.log; sets BOOT (seconds
+# from start to the guest's "rs-vm: start") and RC (its "rs-vm: exit N").
+read_console() {
+	local d=$1 start=$2 line t
 	while IFS= read -r line; do
 		line=${line%$'\r'}
 		printf '%s\n' "$line" >>"$d/console.log"
 		t=$(now)
 		case $line in
-		"rs-vm: start "*) BOOT=$(secs "$start" "$t") ;;
+		"rs-vm: start "*) [ "$BOOT" = - ] && BOOT=$(secs "$start" "$t") ;;
 		"rs-vm: exit "*)
 			RC=${line#rs-vm: exit }
 			RC=${RC%% *}
 			;;
 		esac
-	done < <(timeout -k 5 "$limit" qemu-system-x86_64 -accel tcg -smp 1 -m 1024 -nodefaults -no-user-config \
+	done
+}
+
+# boot one kernel with virtme-ng (the host root read-only with its overlays,
+# the results directory read-write); sets BOOT RUN RC
+boot_vng() {
+	local kver=$1 d="$vm/$1" start cmd
+	rm -rf "$d/results"
+	mkdir -p "$d/results"
+	: >"$d/console.log"
+	BOOT=- RUN=- RC=124
+	# (a read-write directory's guest path must lie in one of virtme's
+	# overlays, such as /tmp)
+	cmd="echo rs-vm: start \$(cut -d' ' -f1 /proc/uptime); RS_VM_RESULTS=/tmp/rs-vm-results RS_VM_BUILD=$build"
+	cmd="$cmd RS_VM_SCALE=$scale RS_KT_TRACE=${RS_VM_TRACE:-} RS_VM_TESTS=${RS_VM_TESTS:+${RS_VM_TESTS// /,}}"
+	cmd="$cmd /bin/bash $snap/src/vm-tests/guest.sh; echo rs-vm: exit \$?"
+	start=$(now)
+	read_console "$d" "$start" < <(cd "$d" && PATH="$vm/vng/usr/bin:$PATH" \
+		PYTHONPATH="$vm/vng/usr/lib/python3/dist-packages" timeout -k 5 "$limit" /usr/bin/python3 \
+		"$vm/vng/usr/bin/vng" --run "$d/root/boot/vmlinuz-$kver" --disable-kvm --cpus 1 --memory 1G --verbose \
+		--rwdir "/tmp/rs-vm-results=$d/results" --exec "$cmd" </dev/null 2>&1)
+	RUN=$(secs "$start" "$(now)")
+}
+
+# boot one kernel with the hand-made runner (init.sh); sets BOOT RUN RC
+boot_initramfs() {
+	local kver=$1 d="$vm/$1" start
+	rm -rf "$d/results"
+	mkdir -p "$d/results"
+	: >"$d/console.log"
+	BOOT=- RUN=- RC=124
+	start=$(now)
+	read_console "$d" "$start" < <(timeout -k 5 "$limit" qemu-system-x86_64 -accel tcg -smp 1 -m 1024 -nodefaults -no-user-config \
 		-display none -no-reboot -serial stdio \
 		-kernel "$d/vmlinux" -initrd "$d/initrd.gz" \
 		-append "console=ttyS0 panic=-1 quiet loglevel=3 rs_script=$snap/src/vm-tests/guest.sh rs_build=$build rs_scale=$scale rs_trace=${RS_VM_TRACE:-} rs_tests=${RS_VM_TESTS:+${RS_VM_TESTS// /,}} rs_modules=$d/root/lib/modules/$kver" \
@@ -237,14 +294,18 @@ cp -p "$here/guest.sh" "$snap/src/vm-tests/"
 log "testing a snapshot of $build in $snap"
 build=$snap
 
+if [ "$runner" = vng ]; then
+	vng_prepare || { echo "FAIL virtme-ng: cannot fetch or unpack it (RS_VM_RUNNER=initramfs runs without it)"; exit 1; }
+fi
+
 declare -a rows
 fail=0
 for series in $kernels; do
 	t0=$(now)
 	kver=$(prepare "$series") || { echo "FAIL $series: cannot prepare the kernel"; fail=1; rows+=("$series - - - - prepare-failed"); continue; }
 	prep=$(secs "$t0" "$(now)")
-	log "$kver: prepared in ${prep}s, booting"
-	boot "$kver"
+	log "$kver: prepared in ${prep}s, booting ($runner)"
+	"boot_$runner" "$kver"
 	d="$vm/$kver"
 	np=0 nf=0
 	if [ -f "$d/results/run.log" ]; then
