@@ -180,7 +180,7 @@ BPF_SKELS  := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Wextra -Werror \
 	-I$(BUILD)/bpf -Ibpf -I$(BPF_ASM_INC)
 AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/obj/%.o) $(MAPS_OBJS)
-KTEST_SRCS := $(wildcard tests/kernel/*.c)
+KTEST_SRCS := $(filter-out %.bpf.c,$(wildcard tests/kernel/*.c))
 KTEST_BINS := $(KTEST_SRCS:tests/kernel/%.c=$(BUILD)/kernel/%)
 
 # `make bpf`: the BPF objects alone (for ARCH).
@@ -212,6 +212,20 @@ $(BUILD)/obj/tests/kernel/%.o: | $(BPF_SKELS)
 $(BUILD)/kernel/%: $(BUILD)/obj/tests/kernel/%.o $(AGENT_LIB_OBJS) $(BUILD)/libringsteer.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(AGENT_LIB_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lbpf -lm
+
+# BPF programs of the kernel tests themselves (the stand-in socket-LB of
+# t_agent_coexist.sh), built and skeletoned like bpf/'s.
+KTEST_BPF_SRCS := $(wildcard tests/kernel/*.bpf.c)
+KTEST_BPF_SKELS := $(KTEST_BPF_SRCS:tests/kernel/%.bpf.c=$(BUILD)/kernel/%.skel.h)
+$(BUILD)/kernel/%.bpf.o: tests/kernel/%.bpf.c tests/kernel/%.h bpf/kernel_uapi.h
+	@mkdir -p $(dir $@)
+	clang $(BPF_CFLAGS) -Itests/kernel -c $< -o $@
+
+$(BUILD)/kernel/%.skel.h: $(BUILD)/kernel/%.bpf.o
+	bpftool gen skeleton $< name $* > $@.tmp && mv $@.tmp $@ || { rm -f $@.tmp; false; }
+
+$(BUILD)/obj/tests/kernel/%.o: CFLAGS += -I$(BUILD)/kernel -Itests/kernel
+$(KTEST_BPF_SRCS:tests/kernel/%.bpf.c=$(BUILD)/obj/tests/kernel/%.o): | $(KTEST_BPF_SKELS)
 
 # pin_test counts closes of a descriptor that was not open (a double close).
 $(BUILD)/kernel/pin_test: LDFLAGS += -Wl,--wrap=close

@@ -18,7 +18,21 @@
  * is counted once in LOOKUPS and once in exactly one outcome (see
  * ringsteer_maps.h); the program always allows the connect (returns 1): a
  * miss of any kind leaves the destination untouched, so kube-proxy and the
- * gateway's in-protocol placement decide, exactly as without an agent. */
+ * gateway's in-protocol placement decide, exactly as without an agent.
+ *
+ * Two copies of connect4/6: rs_connect4/6 on the steered cgroup (--cgroup,
+ * the node's root as deployed), and rs_below_conn4/6 on each cgroup
+ * directly below it (below.c).  A socket-LB (Cilium, Calico eBPF, GKE
+ * Dataplane V2) attached to the root before the agent runs before
+ * rs_connect4 there (FIFO within a cgroup) and would rewrite the Service
+ * first; a child's programs run before its ancestors', so the child copy
+ * decides first for everything below the root, and the socket-LB then sees
+ * a gateway's pod IP, not a Service, and leaves it.  The root copy still
+ * serves callers directly in the root, and callers below a child that has
+ * no copy (rs_conn_below); it leaves the others to their child's copy, so
+ * a connect is looked up and counted once.  getpeername4/6 run on the
+ * steered cgroup only: the saved destination is per socket, and the
+ * programs of the steered cgroup run for its whole subtree. */
 #include "kernel_uapi.h"
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
@@ -63,6 +77,13 @@ struct {
 	__type(key, int);
 	__type(value, struct rs_orig_dst);
 } rs_orig_dst SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RS_BELOW_MAX + 1);
+	__type(key, __u64);
+	__type(value, __u32);
+} rs_conn_below SEC(".maps");
 
 static __always_inline void count(__u32 stat)
 {
@@ -147,15 +168,34 @@ static __always_inline void remember6(struct bpf_sock_addr *ctx)
 	o->addr[3] = ctx->user_ip6[3];
 }
 
+/* True when the caller sits below a child cgroup with its own copy of
+ * these programs, which ran before this one (the steered cgroup's copy
+ * then leaves the connect alone).  The ancestor id is 0 for a caller
+ * directly in the steered cgroup (it has no ancestor that deep), never
+ * looked up: key 0 holds the level. */
+static __always_inline bool handled_below(void)
+{
+	__u64 key = RS_BELOW_LEVEL_KEY, id;
+	__u32 *level = bpf_map_lookup_elem(&rs_conn_below, &key);
+
+	if (!level)
+		return false;
+	id = bpf_get_current_ancestor_cgroup_id((int)*level);
+	return id != RS_BELOW_LEVEL_KEY && bpf_map_lookup_elem(&rs_conn_below, &id) != NULL;
+}
+
 /* Looks the Service up and picks the target; NULL (counted) when the
  * connect goes on untouched.  family is the socket's; mapped says its
- * address is v4-mapped IPv6 (svc is then the IPv4 key). */
+ * address is v4-mapped IPv6 (svc is then the IPv4 key); top says this is
+ * the steered cgroup's copy (see handled_below; NULL, uncounted, there). */
 static __always_inline struct rs_target *choose(struct bpf_sock_addr *ctx, struct rs_endpoint_key *svc,
-						__u32 family, bool mapped, __u32 *outcome)
+						__u32 family, bool mapped, bool top, __u32 *outcome)
 {
 	struct rs_target *t;
 
 	if (!bpf_map_lookup_elem(&rs_conn_svcs, svc))
+		return NULL;
+	if (top && handled_below())
 		return NULL;
 	count(RS_CSTAT_LOOKUPS);
 	t = target_of(ctx, outcome);
@@ -176,8 +216,7 @@ static __always_inline bool is_tcp(const struct bpf_sock_addr *ctx)
 	return ctx->type == SOCK_STREAM && (ctx->protocol == IPPROTO_TCP || ctx->protocol == 0);
 }
 
-SEC("cgroup/connect4")
-int rs_connect4(struct bpf_sock_addr *ctx)
+static __always_inline int connect4(struct bpf_sock_addr *ctx, bool top)
 {
 	struct rs_endpoint_key svc = {};
 	struct rs_target *t;
@@ -188,7 +227,7 @@ int rs_connect4(struct bpf_sock_addr *ctx)
 	svc.family = AF_INET; /* not in the initializer: clang would make it a .rodata copy */
 	svc.port = bpf_ntohs((__u16)ctx->user_port);
 	svc.addr[0] = ctx->user_ip4;
-	t = choose(ctx, &svc, AF_INET, false, &outcome);
+	t = choose(ctx, &svc, AF_INET, false, top, &outcome);
 	if (!t)
 		return ALLOW;
 	remember4(ctx);
@@ -197,8 +236,7 @@ int rs_connect4(struct bpf_sock_addr *ctx)
 	return ALLOW;
 }
 
-SEC("cgroup/connect6")
-int rs_connect6(struct bpf_sock_addr *ctx)
+static __always_inline int connect6(struct bpf_sock_addr *ctx, bool top)
 {
 	struct rs_endpoint_key svc = {};
 	struct rs_target *t;
@@ -219,7 +257,7 @@ int rs_connect6(struct bpf_sock_addr *ctx)
 		svc.addr[2] = ctx->user_ip6[2];
 		svc.addr[3] = ctx->user_ip6[3];
 	}
-	t = choose(ctx, &svc, AF_INET6, mapped, &outcome);
+	t = choose(ctx, &svc, AF_INET6, mapped, top, &outcome);
 	if (!t)
 		return ALLOW;
 	remember6(ctx);
@@ -236,6 +274,31 @@ int rs_connect6(struct bpf_sock_addr *ctx)
 	}
 	ctx->user_port = bpf_htons((__u16)t->port);
 	return ALLOW;
+}
+
+SEC("cgroup/connect4")
+int rs_connect4(struct bpf_sock_addr *ctx)
+{
+	return connect4(ctx, true);
+}
+
+SEC("cgroup/connect6")
+int rs_connect6(struct bpf_sock_addr *ctx)
+{
+	return connect6(ctx, true);
+}
+
+/* The copies on the cgroups directly below the steered one. */
+SEC("cgroup/connect4")
+int rs_below_conn4(struct bpf_sock_addr *ctx)
+{
+	return connect4(ctx, false);
+}
+
+SEC("cgroup/connect6")
+int rs_below_conn6(struct bpf_sock_addr *ctx)
+{
+	return connect6(ctx, false);
 }
 
 /* The steered socket's peer is the gateway; the caller dialed the Service

@@ -39,6 +39,8 @@
  *   rs_conn_stats PERCPU_ARRAY [RS_CSTAT_COUNT] of __u64   connect counters
  *   rs_orig_dst   SK_STORAGE rs_orig_dst                   the Service a steered
  *                                                         socket dialed (getpeername)
+ *   rs_conn_below HASH  __u64 cgroup id -> __u32          child cgroups with their own
+ *                                                         connect4/6 copies (below)
  *
  * Layout changes: a map whose key or value layout changes (a field added,
  * moved or resized) takes a new name with a version suffix, rs_slots ->
@@ -106,6 +108,17 @@ enum rs_conn_stat {
 
 #define RS_CLIENTS_MAX 65536    /* registered callers (netns or cgroup) per node */
 #define RS_TARGETS_MAX 256      /* gateway endpoints a node's callers are sent to */
+
+/* rs_conn_below HASH: the cgroups directly below the steered one (--cgroup)
+ * that carry copies of connect4/6 of their own (rs_below_conn4/6, run
+ * before any program of the steered cgroup: a socket-LB attached there
+ * first cannot rewrite a registered caller's connect before ringsteer).
+ * Key: a child's cgroup id, value 1; key RS_BELOW_LEVEL_KEY (0, never a
+ * cgroup id): the children's cgroup level.  The steered cgroup's own copy
+ * leaves a caller whose ancestor at that level is listed alone (its
+ * child's copy already ran), so every connect is counted once. */
+#define RS_BELOW_MAX 1024       /* child cgroups with their own connect programs */
+#define RS_BELOW_LEVEL_KEY 0ULL
 
 /* ---- keys and values -------------------------------------------------- */
 

@@ -30,6 +30,11 @@
 #define AGENT_LINK_GETPEER4 "link_getpeer4"
 #define AGENT_LINK_GETPEER6 "link_getpeer6"
 #define AGENT_CONNECT_LINKS 4
+/* the copies of connect4/6 on each cgroup directly below --cgroup (below.c):
+ * PREFIX<cgroup id>, e.g. link_below4_4242 */
+#define AGENT_LINK_BELOW4 "link_below4_"
+#define AGENT_LINK_BELOW6 "link_below6_"
+#define AGENT_BELOW_LINKS 2
 
 struct rs_steer;
 struct rs_sockops;
@@ -45,6 +50,7 @@ struct agent_load_options {
 	const char *cgroup;    /* where connect-time steering attaches; NULL: the cgroup2 root */
 	unsigned probe_missing; /* tests: bits 1 << enum agent_feature to report
 				 * absent, to prove each fallback */
+	bool no_below;         /* connect4/6 on the cgroup alone, not also on its children */
 };
 
 /* What agent_kernel_open did, for the log line and the tests. */
@@ -55,6 +61,16 @@ enum agent_load_mode {
 	AGENT_LOAD_UNPINNED,  /* no_pin */
 };
 
+/* One cgroup directly below k->cgroup and its copies of connect4/6. */
+struct agent_below {
+	uint64_t id;                               /* its cgroup id */
+	struct bpf_link *link[AGENT_BELOW_LINKS];  /* connect4, connect6; NULL until attached */
+	bool attached;                             /* both links up and in rs_conn_below */
+	bool failed;                               /* an attach failed (logged and counted once) */
+	bool seen;                                 /* in the last scan */
+	uint32_t wait, backoff;                    /* after a failure: passes to skip, doubling */
+};
+
 struct agent_kernel {
 	struct rs_steer *steer;
 	struct rs_sockops *sockops;
@@ -63,6 +79,11 @@ struct agent_kernel {
 	struct bpf_link *steer_link, *sockops_link;
 	struct bpf_link *connect_links[AGENT_CONNECT_LINKS]; /* connect4, connect6, getpeername4, getpeername6 */
 	char cgroup[512];      /* the cgroup connect-time steering is attached to */
+	bool below_on;         /* copies on its children (below.c) */
+	uint32_t below_level;  /* the children's cgroup level */
+	struct agent_below *below; /* children seen, attached or failed */
+	size_t n_below, cap_below;
+	uint64_t below_failures;   /* children that could not be attached (each once) */
 	struct agent_maps maps;
 	unsigned long netns_ino;
 	char pin_dir[512];
@@ -90,6 +111,49 @@ void agent_kernel_close(struct agent_kernel *k);
 
 /* Lowercase name of a load mode ("created", "adopted", ...). */
 const char *agent_load_mode_name(enum agent_load_mode mode);
+
+/* ---- loader.c, for below.c ------------------------------------------------ */
+
+struct bpf_program;
+
+/* Reopens the pinned link dir/name for prog, updating it to prog when its
+ * program's tag differs (or force) and replace allows, else -ESTALE.
+ * -ENOENT: no such pin. */
+int agent_link_adopt(const char *dir, const char *name, struct bpf_program *prog, bool replace, bool force,
+		     struct bpf_link **out, bool *upgraded, char *why, size_t why_len);
+
+/* Pins link at dir/name, mode 0600.  Returns 0 or -errno. */
+int agent_link_pin(const char *dir, const char *name, struct bpf_link *link);
+
+/* ---- below.c ---------------------------------------------------------------- */
+
+/* Sets k->below_on (when on and k->cgroup's level is known: its children's
+ * level into k->below_level; else logged, off). */
+void agent_below_init(struct agent_kernel *k, bool on);
+
+/* At a restart: keeps each pinned below link whose cgroup is still a
+ * direct child of k->cgroup (updated as agent_link_adopt does; -ESTALE
+ * refuses the start), unpins (detaches) the others and all of them when
+ * below_on is off, and leaves in rs_conn_below only the children kept.
+ * Returns 0 or -errno. */
+int agent_below_adopt(struct agent_kernel *k, bool replace, bool force, bool *upgraded, char *why,
+		      size_t why_len);
+
+/* Follows k->cgroup's direct children: attaches (and pins, with a pin
+ * directory) connect4/6 copies on each new one and lists it in
+ * rs_conn_below after both links are up; forgets a removed one (entry
+ * first, then its links and pins).  A child that cannot be attached is
+ * logged and counted once (below_failures), retried after 1, 2, 4 .. 1024
+ * passes, and left meanwhile to the steered cgroup's own programs.
+ * Idempotent: a child is never attached twice.  Returns the children attached now, or -errno
+ * (the directory could not be read). */
+int agent_below_sync(struct agent_kernel *k);
+
+/* Closes the links this process holds (pinned ones stay attached). */
+void agent_below_close(struct agent_kernel *k);
+
+/* Children attached now. */
+size_t agent_below_attached(const struct agent_kernel *k);
 
 /* ---- map_layout.c ------------------------------------------------------- */
 
@@ -130,5 +194,10 @@ int agent_cgroup2_root(char *out, size_t cap, const char *private_path);
 /* The cgroup v2 id of the directory path (its inode: what
  * bpf_get_current_cgroup_id returns).  Returns 0 or -errno. */
 int agent_cgroup_id(const char *path, uint64_t *id);
+
+/* The cgroup level of the directory path (0: the hierarchy's root; what
+ * bpf_get_current_ancestor_cgroup_id counts): its depth below the cgroup2
+ * root mount.  -ENOENT: path is not below that mount. */
+int agent_cgroup_level(const char *path, uint32_t *level);
 
 #endif

@@ -30,6 +30,7 @@ struct agent_config {
 	const char *member_socket; /* supervisors' registration socket; NULL: none */
 	const char *cgroup;        /* where connect-time steering attaches; NULL: the cgroup2 root */
 	bool no_connect;           /* no connect-time steering */
+	bool no_below;             /* connect4/6 on cgroup alone, not on its children too */
 	uid_t allow_uids[RS_AGENT_REG_UIDS_MAX];
 	size_t n_allow_uids;
 	const char *pin_root;      /* NULL: AGENT_PIN_ROOT */

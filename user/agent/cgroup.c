@@ -5,6 +5,8 @@
  * mounted at a private path; on a hybrid host (v1 controllers plus
  * /sys/fs/cgroup/unified) the existing v2 mount is used. */
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -56,5 +58,28 @@ int agent_cgroup_id(const char *path, uint64_t *id)
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
 	*id = (uint64_t)st.st_ino; /* kernfs node id == inode on 64-bit hosts */
+	return 0;
+}
+
+int agent_cgroup_level(const char *path, uint32_t *level)
+{
+	char mnt[512], real_mnt[PATH_MAX], real[PATH_MAX];
+	size_t len;
+	uint32_t n = 0;
+	int err = agent_cgroup2_root(mnt, sizeof(mnt), NULL);
+
+	if (err)
+		return err;
+	if (!realpath(mnt, real_mnt) || !realpath(path, real))
+		return -errno;
+	len = strlen(real_mnt);
+	if (strcmp(real_mnt, "/") == 0)
+		len = 0;
+	if (strncmp(real, real_mnt, len) != 0 || (real[len] != '\0' && real[len] != '/'))
+		return -ENOENT;
+	for (const char *p = real + len; *p; p++)
+		if (*p == '/' && p[1] != '\0' && p[1] != '/')
+			n++;
+	*level = n;
 	return 0;
 }

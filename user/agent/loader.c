@@ -27,7 +27,9 @@
  * and replaced.  A pin
  * directory from an agent without connect-time steering gets its maps and
  * links added; pinned connect links on another cgroup than the one asked
- * for are replaced (the operator moved --cgroup).
+ * for are replaced (the operator moved --cgroup).  The copies of connect4/6
+ * on the steered cgroup's children are below.c's, pinned beside the others
+ * and adopted the same way.
  *
  * A program the kernel refuses after the privilege probe passed is a
  * verifier rejection (-ENOEXEC), never "no privileges": the verifier's log
@@ -216,6 +218,15 @@ static bool counters_only(const struct bpf_map *map)
 	return strcmp(name, "rs_stats") == 0 || strcmp(name, "rs_conn_stats") == 0;
 }
 
+/* A map a later version added to an object whose other maps are pinned:
+ * a pin directory from before it gets it made afresh (with --replace, as a
+ * map's new version is).  rs_conn_below: the connect copies below the
+ * steered cgroup (below.c). */
+static bool added_later(const struct bpf_map *map)
+{
+	return strcmp(bpf_map__name(map), "rs_conn_below") == 0;
+}
+
 /* Reuses every pinned map of obj; a counters-only map of another layout,
  * and a versioned map (rs_x_v2, map_layout.c) with no pin yet, are left for
  * libbpf to create and added to fresh[] (at most FRESH_MAX), to be pinned
@@ -234,7 +245,8 @@ static int reuse_maps(struct bpf_object *obj, const char *dir, struct bpf_map **
 		if (join(path, dir, bpf_map__name(map)))
 			return -ENAMETOOLONG;
 		fd = bpf_obj_get(path);
-		if (fd < 0 && errno == ENOENT && agent_map_name_version(bpf_map__name(map), &(size_t){ 0 }) > 1 &&
+		if (fd < 0 && errno == ENOENT &&
+		    (agent_map_name_version(bpf_map__name(map), &(size_t){ 0 }) > 1 || added_later(map)) &&
 		    *n_fresh < FRESH_MAX) {
 			fresh[(*n_fresh)++] = map; /* a new version of a map: made afresh */
 			continue;
@@ -350,6 +362,11 @@ static int attach_sockops(struct agent_kernel *k, char *why, size_t why_len)
 	return err;
 }
 
+int agent_link_pin(const char *dir, const char *name, struct bpf_link *link)
+{
+	return pin_one(dir, name, pin_link_cb, link);
+}
+
 static const char *const connect_link_names[AGENT_CONNECT_LINKS] = {
 	AGENT_LINK_CONNECT4, AGENT_LINK_CONNECT6, AGENT_LINK_GETPEER4, AGENT_LINK_GETPEER6,
 };
@@ -395,10 +412,8 @@ static int attach_connect(struct agent_kernel *k, char *why, size_t why_len)
 	return 0;
 }
 
-/* Reopens the pinned link at dir/name for prog, upgrading it if its
- * program's tag differs and replace allows.  -ENOENT: no such pin. */
-static int adopt_link(const char *dir, const char *name, struct bpf_program *prog, bool replace, bool force,
-		      struct bpf_link **out, bool *upgraded, char *why, size_t why_len)
+int agent_link_adopt(const char *dir, const char *name, struct bpf_program *prog, bool replace, bool force,
+		     struct bpf_link **out, bool *upgraded, char *why, size_t why_len)
 {
 	unsigned char old_tag[8], new_tag[8];
 	char path[PATH_MAX], old_hex[17], new_hex[17];
@@ -627,7 +642,7 @@ static int adopt_connect_link(struct agent_kernel *k, int i, bool replace, bool 
 		if (err == 0 && have != want && unlink(path) < 0)
 			return -errno;
 	}
-	err = adopt_link(k->pin_dir, connect_link_names[i], connect_prog(k, i), replace, force, &k->connect_links[i],
+	err = agent_link_adopt(k->pin_dir, connect_link_names[i], connect_prog(k, i), replace, force, &k->connect_links[i],
 			 upgraded, why, why_len);
 	if (err == -ENOENT) {
 		err = attach_connect_one(k, i, why, why_len);
@@ -678,7 +693,7 @@ static int adopt(struct agent_kernel *k, bool replace, char *why, size_t why_len
 		err = pin_maps(k->connect->obj, k->pin_dir);
 	if (err)
 		return err;
-	err = adopt_link(k->pin_dir, AGENT_LINK_STEER, k->steer->progs.rs_steer, replace, n_fresh > 0, &k->steer_link,
+	err = agent_link_adopt(k->pin_dir, AGENT_LINK_STEER, k->steer->progs.rs_steer, replace, n_fresh > 0, &k->steer_link,
 			 &upgraded, why, why_len);
 	if (err == -ENOENT) { /* someone removed the link: attach anew */
 		err = attach_steer(k, why, why_len);
@@ -688,7 +703,7 @@ static int adopt(struct agent_kernel *k, bool replace, char *why, size_t why_len
 	if (err)
 		return err;
 	if (k->sockops) {
-		err = adopt_link(k->pin_dir, AGENT_LINK_SOCKOPS, k->sockops_prog, replace, n_fresh > 0,
+		err = agent_link_adopt(k->pin_dir, AGENT_LINK_SOCKOPS, k->sockops_prog, replace, n_fresh > 0,
 				 &k->sockops_link, &upgraded, why, why_len);
 		if (err == -ENOENT) {
 			err = attach_sockops(k, why, why_len);
@@ -700,6 +715,11 @@ static int adopt(struct agent_kernel *k, bool replace, char *why, size_t why_len
 	}
 	for (int i = 0; k->connect && i < AGENT_CONNECT_LINKS; i++) {
 		err = adopt_connect_link(k, i, replace, n_fresh > 0, &upgraded, why, why_len);
+		if (err)
+			return err;
+	}
+	if (k->connect) {
+		err = agent_below_adopt(k, replace, n_fresh > 0, &upgraded, why, why_len);
 		if (err)
 			return err;
 	}
@@ -762,6 +782,8 @@ int agent_kernel_open(const struct agent_load_options *opt, struct agent_kernel 
 			return err;
 		}
 	}
+	if (!opt->no_connect)
+		agent_below_init(k, !opt->no_below);
 	k->steer = rs_steer__open();
 	if (!k->steer || (!opt->no_sockops && !(k->sockops = rs_sockops__open())) ||
 	    (!opt->no_connect && !(k->connect = rs_connect__open()))) {
@@ -825,6 +847,8 @@ done:
 	if (root_fd >= 0)
 		close(root_fd);
 	root_fd = -1;
+	if (k->connect)
+		agent_below_sync(k); /* a child it cannot attach is logged and counted, not fatal */
 	fill_maps(k);
 	err = write_config(k, why, why_len);
 	if (err)
@@ -849,6 +873,7 @@ void agent_kernel_close(struct agent_kernel *k)
 	for (int i = 0; i < AGENT_CONNECT_LINKS; i++)
 		if (k->connect_links[i])
 			bpf_link__destroy(k->connect_links[i]);
+	agent_below_close(k);
 	rs_steer__destroy(k->steer);
 	rs_sockops__destroy(k->sockops);
 	rs_connect__destroy(k->connect);

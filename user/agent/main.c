@@ -65,6 +65,9 @@ static const char usage[] =
 	"                        many members from one pod raises it)\n"
 	"  --cgroup DIR          attach connect-time steering to this cgroup v2 directory\n"
 	"                        (default: the cgroup2 root: every process of the node)\n"
+	"  --no-below            connect4/6 on --cgroup alone, not also on each cgroup\n"
+	"                        directly below it (those copies run before a socket-LB\n"
+	"                        attached to the root: Cilium, Calico eBPF, GKE DPv2)\n"
 	"  --no-connect          no connect-time steering (sk_lookup only)\n"
 	"  --allow-uid UID       uid allowed to register (repeatable; default: the agent's own)\n"
 	"  --replace             upgrade a pinned program whose tag differs (BPF_LINK_UPDATE)\n"
@@ -81,7 +84,7 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 {
 	enum { O_SERVICE = 256, O_STORE, O_TTL, O_SYNC, O_METRICS, O_SOCKET, O_ALLOW_UID, O_REPLACE, O_PIN_ROOT,
 	       O_PROBE_MISSING, O_MEMBER_SOCKET, O_CGROUP, O_NO_CONNECT, O_FORGET, O_STEER_WAIT, O_STORE_TIMEOUT,
-	       O_MEMBER_UID_MAX, O_MEMBER_BURST };
+	       O_MEMBER_UID_MAX, O_MEMBER_BURST, O_NO_BELOW };
 	static const struct option opts[] = {
 		{ "service", required_argument, NULL, O_SERVICE },
 		{ "store", required_argument, NULL, O_STORE },
@@ -96,6 +99,7 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 		{ "member-socket", required_argument, NULL, O_MEMBER_SOCKET },
 		{ "cgroup", required_argument, NULL, O_CGROUP },
 		{ "no-connect", no_argument, NULL, O_NO_CONNECT },
+		{ "no-below", no_argument, NULL, O_NO_BELOW },
 		{ "forget-after", required_argument, NULL, O_FORGET },
 		{ "steer-wait", required_argument, NULL, O_STEER_WAIT },
 		{ "member-uid-max", required_argument, NULL, O_MEMBER_UID_MAX },
@@ -159,6 +163,7 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 		case O_MEMBER_SOCKET: cfg->member_socket = optarg; break;
 		case O_CGROUP: cfg->cgroup = optarg; break;
 		case O_NO_CONNECT: cfg->no_connect = true; break;
+		case O_NO_BELOW: cfg->no_below = true; break;
 		case O_ALLOW_UID:
 			if (cfg->n_allow_uids == RS_AGENT_REG_UIDS_MAX) {
 				fprintf(stderr, "ringsteer-agent: at most %d --allow-uid flags\n", RS_AGENT_REG_UIDS_MAX);
@@ -268,6 +273,8 @@ static void on_sync(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	if (what & EV_TIMEOUT && a->worker && !a->watch_ev)
 		agent_watch_arm(a); /* re-arm after a lost watch; failures fall back to this poll */
+	if (a->k.connect)
+		agent_below_sync(&a->k); /* new child cgroups get their copies (logged there) */
 	agent_sync(a); /* counted and logged there, answered through the loop */
 }
 
@@ -404,7 +411,7 @@ int main(int argc, char **argv)
 	struct agent a = { 0 };
 	struct agent_load_options lo = { 0 };
 	struct rs_store_options so;
-	char why[512] = "", ino[24];
+	char why[512] = "", ino[24], below[24];
 	int err, rc = 1;
 
 	if (parse_flags(argc, argv, &a.cfg))
@@ -416,6 +423,7 @@ int main(int argc, char **argv)
 	lo.probe_missing = a.cfg.probe_missing;
 	lo.cgroup = a.cfg.cgroup;
 	lo.no_connect = a.cfg.no_connect;
+	lo.no_below = a.cfg.no_below;
 	a.member_lfd = -1;
 	err = agent_kernel_open(&lo, &a.k, why, sizeof(why));
 	if (err == -EPERM || err == -EOPNOTSUPP) {
@@ -439,8 +447,10 @@ int main(int argc, char **argv)
 			rs_log(stderr, "info", "agent", "event", "kernel_feature_missing", "feature",
 			       agent_feature_name(f), "instead", agent_feature_instead(f), NULL);
 	snprintf(ino, sizeof(ino), "%lu", a.k.netns_ino);
+	snprintf(below, sizeof(below), "%zu", agent_below_attached(&a.k));
 	rs_log(stderr, "info", "agent", "event", "loaded", "start", agent_load_mode_name(a.k.mode), "tag", a.k.tag,
-	       "pins", a.k.pin_dir, "netns", ino, "connect_cgroup", a.k.connect ? a.k.cgroup : "off", NULL);
+	       "pins", a.k.pin_dir, "netns", ino, "connect_cgroup", a.k.connect ? a.k.cgroup : "off", "connect_below",
+	       a.k.below_on ? below : "off", NULL);
 
 	err = agent_services_set(&a.k.maps, a.cfg.services, a.cfg.n_services);
 	if (!err && a.k.connect)

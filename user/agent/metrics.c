@@ -170,6 +170,16 @@ static void render_connect(const struct agent *a, struct evbuffer *b)
 	evbuffer_add_printf(b, "ringsteer_agent_member_clients_full_total %llu\n",
 			    (unsigned long long)a->counters.clients_full);
 
+	rs_metrics_family(b, "ringsteer_agent_connect_below_cgroups", "gauge",
+			  "Cgroups directly below the steered one carrying ringsteer's own connect4/6 (run before a "
+			  "socket-LB attached to the steered cgroup); 0 with --no-below.");
+	evbuffer_add_printf(b, "ringsteer_agent_connect_below_cgroups %zu\n", agent_below_attached(&a->k));
+	rs_metrics_family(b, "ringsteer_agent_connect_below_failures_total", "counter",
+			  "Cgroups directly below the steered one where connect4/6 could not be attached (each counted "
+			  "once; retried at every sync; their callers are left to the steered cgroup's programs).");
+	evbuffer_add_printf(b, "ringsteer_agent_connect_below_failures_total %llu\n",
+			    (unsigned long long)a->k.below_failures);
+
 	/* One sample per used slot: members.c keeps one slot per gateway, so
 	 * a gateway label never repeats. */
 	rs_metrics_family(b, "ringsteer_agent_connect_targets", "gauge",
