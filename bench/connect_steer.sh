@@ -13,7 +13,8 @@
 #     registration's own cost.  The Service's DNAT counter must move by
 #     exactly HELLOS (every unregistered HELLO, no steered one).
 #  2. ns per connect4 run with BPF_STATS_RUN_TIME (kt_tool connect_bench,
-#     the program behind the agent's pinned link_connect4): CONNECTS
+#     the program behind the agent's pinned link_below4_<pod cgroup id>, the
+#     copy on the pod's cgroup, else link_connect4): CONNECTS
 #     connects (default 20000) each to the Service unregistered, to the
 #     Service registered (steered), and to gw-1's pod IP:7000 (another
 #     address).
@@ -60,6 +61,11 @@ dnat_moved=$(($(svc_dnat_count 1) - dnat0))
 pins=("$RS_POD_PIN_ROOT"/*/link_connect4)
 pin=${pins[0]}
 [ -e "$pin" ] || fail "no link_connect4 pinned under $RS_POD_PIN_ROOT"
+# The pod's cgroup is directly below the agent's --cgroup, so its own copy
+# (link_below4_<its cgroup id>, user/agent/below.c) is the one that does the
+# work; the --cgroup copy then only passes the connect on.
+below="$(dirname "$pin")/link_below4_$(stat -c %i "$(pod_cgroup sup-1)")"
+[ -e "$below" ] && pin=$below
 (sup_exec 1 "$RS_BUILD/kernel/kt_tool" connect_bench "$pin" "$member_sock" "cs-stats-$$" "$RS_SERVICE" \
 	"$(gw_addr 1):$RS_GW_LISTEN_PORT" "$connects") >"$cs_out.2" || fail "kt_tool connect_bench failed: $(cat "$cs_out.2")"
 

@@ -100,7 +100,7 @@ kt_ns ip addr add 198.18.0.1/32 dev lo
 for i in 1 2 3; do kt_ns ip addr add "198.18.11.$i/32" dev lo; done
 kt_ns "$RS_BUILD/kernel/kt_tool" serve - gw-1=198.18.11.1:7001 gw-2=198.18.11.2:7001 gw-3=198.18.11.3:7001 \
 	lb-1=198.18.11.1:7000 lb-2=198.18.11.2:7000 lb-3=198.18.11.3:7000 >"$KT_DIR/gws.out" 2>"$KT_DIR/gws.log" &
-KT_GWS_PID=$!
+KT_GWS_PID=$! # killed by kt_down
 await "listeners up" 5 grep -q ready "$KT_DIR/gws.out"
 "$RS_BUILD/kernel/kt_tool" gateway "$KT_STORE" 300 gw-1=198.18.11.1:7001 gw-2=198.18.11.2:7001 \
 	gw-3=198.18.11.3:7001 &
@@ -173,7 +173,7 @@ echo "$out" | grep -q "^reached=$t peer=$SVC\$" || fail "hostNetwork supervisor 
 # Unregistered: the stand-in's rewrite, as its own counters say; counted
 # once by ringsteer (miss).
 lb0=$(lb_total) mi0=$(metric 'ringsteer_agent_connects_total{result="miss"}') lk0=$(metric ringsteer_agent_connect_lookups_total)
-for i in 1 2 3; do b0[$i]=$(lb_backend $((i - 1))); done
+for i in 1 2 3; do b0[i]=$(lb_backend $((i - 1))); done
 for i in $(seq 12); do reached u1; done >"$KT_DIR/unreg.txt"
 [ "$(grep -c '^lb-[123]$' "$KT_DIR/unreg.txt")" = 12 ] || fail "unregistered connects: $(sort "$KT_DIR/unreg.txt" | uniq -c)"
 [ "$(($(lb_total) - lb0))" = 12 ] || fail "the stand-in counted $(($(lb_total) - lb0)) of 12 unregistered connects"

@@ -84,6 +84,7 @@ struct agent_kernel {
 	struct agent_below *below; /* children seen, attached or failed */
 	size_t n_below, cap_below;
 	uint64_t below_failures;   /* children that could not be attached (each once) */
+	bool below_full;           /* more children than RS_BELOW_MAX (counted once) */
 	struct agent_maps maps;
 	unsigned long netns_ino;
 	char pin_dir[512];

@@ -228,9 +228,13 @@ int agent_below_sync(struct agent_kernel *k)
 		b = find(k, id);
 		if (!b && k->n_below < RS_BELOW_MAX)
 			b = add(k, id);
-		if (!b) {
-			k->below_failures++;
-			log_child("warn", "connect_below_failed", id, "too many child cgroups: left to the root's programs");
+		if (!b) { /* counted and logged once per agent */
+			if (!k->below_full) {
+				k->below_full = true;
+				k->below_failures++;
+				log_child("warn", "connect_below_failed", id,
+					  "too many child cgroups: this one and later ones left to the steered cgroup's programs");
+			}
 			continue;
 		}
 		b->seen = true;
