@@ -91,7 +91,8 @@ cleanup() {
 	for p in "${PODS[@]}"; do ip netns del "$p" 2>/dev/null; done
 	rm -rf "$LB_PIN"
 }
-kt_at_exit cleanup
+# Before kt_down, whose wait would wait for them too.
+trap 'rc=$?; cleanup; (exit $rc); kt_down' EXIT
 
 # The node: gateway pods' addresses on its lo (listeners: gw-N on the peer
 # endpoint ringsteer steers to, lb-N on the targetPort the stand-in picks).

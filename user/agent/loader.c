@@ -442,7 +442,7 @@ int agent_link_adopt(const char *dir, const char *name, struct bpf_program *prog
 			say(why, why_len,
 			    "pinned program %s has tag %s, this agent's is %s%s; run with --replace to upgrade", name,
 			    old_hex, new_hex,
-			    force ? " (and a counters map of another layout, or a map's new version)" : "");
+			    force ? " (and a counters map of another layout, a map's new version, or a map this version added)" : "");
 			err = -ESTALE;
 			goto fail;
 		}
