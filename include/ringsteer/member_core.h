@@ -90,7 +90,7 @@ enum rs_mc_fail {
 struct rs_mc_config {
 	const char *member_id;     /* [a-z0-9.-], at most RS_ID_MAX bytes */
 	const char *instance_id;   /* this life of the member (printable, at most RS_INSTANCE_MAX) */
-	const char *service;       /* the Service endpoint, "ADDR:PORT" */
+	const char *service;       /* the Service endpoint, "ADDR:PORT", or "NAME:PORT" that dial resolves */
 	const char *service_name;  /* the name its gateways' certificates carry (passed to dial) */
 	uint64_t first_epoch;      /* epochs start here and grow per link: above any earlier life's */
 	uint64_t seed;             /* the jitter's random state (splitmix64) */
@@ -104,7 +104,7 @@ struct rs_mc_link;
 /* What a dial asks for. */
 struct rs_mc_dial {
 	enum rs_mc_via via;
-	const char *endpoint; /* "ADDR:PORT": the Service, or a peer endpoint learned from the wire */
+	const char *endpoint; /* "ADDR:PORT": the Service (as configured: maybe "NAME:PORT"), or a peer endpoint learned from the wire */
 	const char *gateway;  /* the gateway id its identity must name (the service name for the Service) */
 	bool stay;            /* the HELLO will ask to stay */
 	bool token_expired;   /* a Service dial with an expired token: load a fresh one (rs_mc_set_token) */

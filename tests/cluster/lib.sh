@@ -162,7 +162,9 @@ rs_sup_transport_args() {
 		for net in ${RS_REDIRECT_ALLOW:-127.0.0.0/8 198.18.0.0/15}; do echo "--redirect-allow $net"; done
 		return
 	fi
-	echo "--tls-ca $RS_DIR/tls/ca.crt --tls-server-name $RS_TLS_NAME"
+	# RS_SUP_SERVER_NAME= (empty): no --tls-server-name, the --service name is expected.
+	local name=${RS_SUP_SERVER_NAME-$RS_TLS_NAME}
+	echo "--tls-ca $RS_DIR/tls/ca.crt${name:+ --tls-server-name $name}"
 	if [ "${RS_TLS_MTLS:-0}" = 1 ]; then
 		rs_tls_issue "sup-$1" "DNS:sup-$1"
 		echo "--tls-cert $RS_DIR/tls/sup-$1.crt --tls-key $RS_DIR/tls/sup-$1.key"
@@ -270,6 +272,7 @@ cluster_up() {
 	RS_GW_PID=() RS_GW_XARGS=() RS_GW_STARTS=()
 	RS_SUP_PID=() RS_SUP_XARGS=() RS_SUP_STARTS=() RS_SUP_BOXES=()
 	RS_SVC_SET=()
+	RS_NAMES_DIR=""
 	RS_NS="${RS_NS_PREFIX:-rs-$$}-$RS_CLUSTER_SEQ"
 	RS_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ringsteer-cluster.XXXXXX")
 	# UNIX sockets get a short directory of their own: a sun_path holds 107
@@ -378,6 +381,28 @@ cluster_down() {
 	RS_NS=""
 	return "$rc"
 }
+
+# --- names: the Service by its DNS name ----------------------------------------
+
+# names_up LINE...: the cluster's own name service (hosts file LINEs, a
+# resolv.conf whose server refuses at once, nsswitch "files dns") in
+# RS_DIR/names; supervisors started from now on look names up there
+# (with_names.sh), never in the machine's files.
+names_up() {
+	RS_NAMES_DIR="$RS_DIR/names"
+	mkdir -p "$RS_NAMES_DIR"
+	printf 'nameserver 127.0.0.1\noptions attempts:1 timeout:1\n' >"$RS_NAMES_DIR/resolv.conf"
+	printf 'hosts: files dns\n' >"$RS_NAMES_DIR/nsswitch.conf"
+	names_set "$@"
+}
+# names_set LINE...: rewrites the hosts file in place (the bind mounts hold
+# its inode), e.g. names_set "127.0.0.100 ringsteer.test".
+names_set() {
+	[ -n "$RS_NAMES_DIR" ] || fail "names_set before names_up"
+	printf '%s\n' "127.0.0.1 localhost" "$@" >"$RS_NAMES_DIR/hosts"
+}
+# rs_names_prefix: the command prefix that runs a daemon with the names (none before names_up).
+rs_names_prefix() { [ -z "${RS_NAMES_DIR:-}" ] || echo "$RS_LIB_DIR/with_names.sh $RS_NAMES_DIR"; }
 
 # --- the Service (kube-proxy's nftables mode, reduced) -----------------------
 
@@ -507,7 +532,7 @@ sup_start() {
 	fi
 	echo "$boxes" >"$boxf"
 	# shellcheck disable=SC2086,SC2046
-	sup_exec "$m" "$RS_BUILD/ringsteer-supervisor" --id "sup-$m" \
+	sup_exec "$m" $(rs_names_prefix) "$RS_BUILD/ringsteer-supervisor" --id "sup-$m" \
 		--service "${RS_SUP_SERVICE:-$RS_SERVICE}" --token-file "$tok" \
 		--sandboxes "$boxes" --sandboxes-file "$boxf" --bind "$(sup_addr "$m")" $(rs_sup_transport_args "$m") \
 		$RS_SUP_ARGS $(sup_node_args "$m") ${RS_SUP_XARGS[$m]:-} >"$(sup_log "$m")" 2>&1 &

@@ -22,8 +22,10 @@
 # without --no-connect, with hostPID, the node's cgroup2 (hostPath
 # /sys/fs/cgroup at /sys/fs/cgroup; --cgroup, if given, on it), bpffs at
 # /sys/fs/bpf, --member-socket on the hostPath directory /run/ringsteer, and a
-# --service that is the client Service's ClusterIP (its $(NAME_SERVICE_HOST)
-# or a fixed clusterIP) at the --listen port.  Supervisors: every
+# --service that is the client Service's DNS name (NAME.NAMESPACE.svc, with
+# dnsPolicy ClusterFirstWithHostNet so that the hostNetwork pod can resolve
+# it), or its ClusterIP (its $(NAME_SERVICE_HOST) or a fixed clusterIP), at
+# the --listen port.  Supervisors: every
 # ringsteer-supervisor container in deploy/ and the example pod in
 # docs/OPERATIONS.md (between <!-- supervisor-example --> markers; at least
 # one must exist) use only flags of `ringsteer-supervisor --help`, pass
@@ -199,14 +201,20 @@ check_vars "$AG" agent
 # Sample values for the references, to check endpoints.
 subst() { sed -e 's/\$(POD_IP)/10.244.0.7/g; s/\$(HOST_IP)/192.0.2.10/g; s/\$([A-Z_]*_SERVICE_HOST)/10.96.0.10/g; s/\$(POD_NAME)/ringsteer-gateway-5d8f7c9b4-x2x9z/g'; }
 endpoint_ok() { [[ $(subst <<<"$1") =~ ^([0-9]{1,3}(\.[0-9]{1,3}){3}|\[[0-9a-fA-F:.]+\]):[0-9]{1,5}$ ]]; }
+# NAME:PORT, what --service also takes: a DNS name (not all digits and dots).
+name_endpoint_ok() { [[ $1 =~ ^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?:[0-9]{1,5}$ ]] && ! [[ $1 =~ ^[0-9.]+: ]]; }
+service_endpoint_ok() { endpoint_ok "$1" || name_endpoint_ok "$1"; }
 port_of() { echo "${1##*:}"; }
 for f in --listen --peer --advertise-peer --metrics; do
 	if [ -n "${G[$f]:-}" ]; then
 		check "gateway $f '${G[$f]}' is a numeric ADDR:PORT" endpoint_ok "${G[$f]}"
 	fi
 done
-for e in ${A[--service]:-} ${A[--metrics]:-}; do
+for e in ${A[--metrics]:-}; do
 	check "agent endpoint '$e' is a numeric ADDR:PORT" endpoint_ok "$e"
+done
+for e in ${A[--service]:-}; do
+	check "agent --service '$e' is NAME:PORT or a numeric ADDR:PORT" service_endpoint_ok "$e"
 done
 for f in --heartbeat --ttl --drain-budget --drain-pace --drain-wait --handoff-timeout --hello-timeout --reservation; do
 	[ -n "${G[$f]:-}" ] && check "gateway $f '${G[$f]}' is a positive integer" test "$(grep -cE '^[1-9][0-9]*$' <<<"${G[$f]}")" = 1
@@ -495,18 +503,29 @@ check "agent's /run/ringsteer hostPath is a directory (DirectoryOrCreate or Dire
 # kubelet's variable for it or a clusterIP fixed in the Service.
 client_var=$(tr 'a-z-' 'A-Z_' <<<"${client_svc:-none}")_SERVICE_HOST
 client_ip=$(q --arg n "${client_svc:-}" -r 'first(.[] | select(.kind == "Service" and .metadata.name == $n) | .spec.clusterIP // empty) // empty')
+# The client Service's DNS names (what the agent and supervisors may dial it by).
+client_names_re="${client_svc:-no-client-service}\.$gw_ns\.svc(\.cluster\.local)?"
 service_is_cluster_ip() {
 	local e
 	for e in ${A[--service]:-}; do
 		case $e in
 		"\$($client_var):$lport" | "[\$($client_var)]:$lport") return 0 ;;
 		esac
+		[[ $e =~ ^$client_names_re:$lport$ ]] && return 0
 		[ -n "$client_ip" ] && [ "$client_ip" != None ] && { [ "$e" = "$client_ip:$lport" ] || [ "$e" = "[$client_ip]:$lport" ]; } && return 0
 	done
-	echo "--service '${A[--service]:-}': none is \$($client_var):$lport or the Service's fixed clusterIP"
+	echo "--service '${A[--service]:-}': none is the client Service's name, \$($client_var):$lport or its fixed clusterIP"
 	return 1
 }
-check "agent --service names the client Service's ClusterIP:$lport (what supervisors dial)" service_is_cluster_ip
+check "agent --service names the client Service (its DNS name or ClusterIP):$lport (what supervisors dial)" service_is_cluster_ip
+# A name is looked up at every sync: a hostNetwork pod resolves Service
+# names only with the cluster DNS.
+for e in ${A[--service]:-}; do
+	if name_endpoint_ok "$e"; then
+		check "agent --service '$e' is a name: the pod resolves it through the cluster DNS (dnsPolicy ClusterFirstWithHostNet)" \
+			jq -e '(.obj.spec.template.spec.hostNetwork != true) or (.obj.spec.template.spec.dnsPolicy == "ClusterFirstWithHostNet")' <<<"$AG"
+	fi
+done
 
 # --- supervisors: every example registers with the agent -----------------------------
 # Supervisor containers in deploy/ (any workload or Pod), and the example pod
@@ -552,8 +571,14 @@ while read -r sj; do
 		jq -e --arg p "$member_dir" '[.obj.spec.template.spec.volumes[]? | select(.hostPath.path == $p) | .hostPath.type // ""] |
 			length > 0 and all(. == "DirectoryOrCreate" or . == "Directory")' <<<"$sj"
 	for e in ${S[--service]:-}; do
-		check "supervisor ($where) --service '$e' is a numeric ADDR:PORT" endpoint_ok "$e"
+		check "supervisor ($where) --service '$e' is NAME:PORT or a numeric ADDR:PORT" service_endpoint_ok "$e"
 		check "supervisor ($where) --service port is the client Service's port $lport" test "$(port_of "$e")" = "$lport"
+		# By name: the client Service's, which the gateways' certificate
+		# names (the default --tls-server-name is the --service name).
+		if name_endpoint_ok "$e"; then
+			check "supervisor ($where) --service name '${e%:*}' is the client Service's ($client_names_re)" \
+				grep -qxE -- "$client_names_re" <<<"${e%:*}"
+		fi
 	done
 	unset S
 done <"$TMP/supervisors.jsonl"

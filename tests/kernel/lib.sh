@@ -35,7 +35,7 @@
 # supervisors 127.0.2.N, the Service 127.0.0.100:7000.
 RS_BUILD=${RS_BUILD:-build}
 KT_SERVICE=127.0.0.100:7000
-KT_NS="" KT_DIR="" KT_INO="" KT_AGENT_PID="" KT_GWS_PID="" KT_AGENT_STARTS=0 KT_CG="" KT_CONNECT=""
+KT_NS="" KT_DIR="" KT_INO="" KT_AGENT_PID="" KT_GWS_PID="" KT_AGENT_STARTS=0 KT_CG="" KT_CONNECT="" KT_AGENT_PREFIX=""
 KT_AT_EXIT=()
 # RS_KT_TRACE (tests/kernel/run.sh): each traced line stamped with the time
 # (set here: bash takes no PS4 from the environment as root), written to the
@@ -148,7 +148,9 @@ agent_start() {
 	KT_AGENT_STARTS=$((KT_AGENT_STARTS + 1))
 	# nsenter itself, not the kt_ns function: $! must be the agent's pid
 	# (nsenter execs it), not a subshell's.
-	nsenter --net="/run/netns/$KT_NS" "$RS_BUILD/ringsteer-agent" --service "$KT_SERVICE" $KT_CONNECT \
+	# KT_AGENT_PREFIX: a command that execs the rest (e.g. with_names.sh DIR).
+	# shellcheck disable=SC2086
+	nsenter --net="/run/netns/$KT_NS" $KT_AGENT_PREFIX "$RS_BUILD/ringsteer-agent" --service "$KT_SERVICE" $KT_CONNECT \
 		--socket "$KT_DIR/agent.sock" --sync-interval 100 --steer-wait "$KT_STEER_WAIT_MS" ${KT_AGENT_ARGS:-} "$@" \
 		2>"$KT_DIR/agent.$KT_AGENT_STARTS.log" &
 	KT_AGENT_PID=$!

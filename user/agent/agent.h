@@ -46,6 +46,17 @@ int agent_source_key_text(const char *endpoint, struct rs_source_key *k);
 
 /* ---- services.c -------------------------------------------------------- */
 
+/* A Service address to steer, and the position of its --service flag. */
+struct agent_service_addr {
+	struct rs_endpoint_key key;
+	uint32_t index;
+};
+
+/* Makes rs_services (and rs_conn_svcs) hold want[0..n), each with its
+ * index, then, when prune, nothing else.  Returns 0, -E2BIG (more than
+ * RS_SERVICES_MAX), -errno. */
+int agent_services_set_addrs(const struct agent_maps *m, const struct agent_service_addr *want, size_t n, bool prune);
+
 /* Makes rs_services hold exactly endpoints[0..n) ("ADDR:PORT"), each with
  * its index.  Returns 0, -E2BIG (more than RS_SERVICES_MAX), -EINVAL (an
  * endpoint is not numeric ADDR:PORT), -errno. */

@@ -65,6 +65,8 @@ struct agent_counters {
 	uint64_t reservations_claimed;    /* nothing to take back: the member arrived, or moved on */
 	uint64_t reservations_failed;     /* the store refused the withdrawal (it ends by itself) */
 	uint64_t clients_full;            /* rs_clients entries refused: the map was full */
+	uint64_t service_resolve_failures; /* --service NAME:PORT lookups that failed (what was in force kept) */
+	uint64_t service_updates;         /* a name's addresses changed and the service maps followed */
 };
 
 /* What the last sync saw, for the table rebuilt at a registration. */
@@ -76,6 +78,7 @@ struct agent_snapshot {
 
 struct event_base;
 struct event;
+struct agent_service_names;
 struct evhttp;
 
 struct agent {
@@ -112,6 +115,7 @@ struct agent {
 	uint64_t member_results[RS_AGENT_REG_REASON_COUNT];
 	struct reg_limits limits;              /* per key and per uid (reg_limit.h) */
 	struct event *sweep_ev;                /* reservations past their end (reservations.c) */
+	struct agent_service_names *service_names; /* --service NAME:PORT lookups (service_names.c) */
 };
 
 
@@ -150,6 +154,22 @@ int agent_sync(struct agent *a);
 
 /* Counts and logs a pass's result (syncs_total). */
 void agent_sync_report(struct agent *a, int err);
+
+/* ---- service_names.c -------------------------------------------------- */
+
+/* Resolves every --service (NAME:PORT by getaddrinfo, before the loop
+ * starts) and writes rs_services and rs_conn_svcs; a name that does not
+ * resolve is logged and counted and nothing is removed from the maps until
+ * it does.  Returns 0 or -errno (the maps refused the set). */
+int agent_service_names_start(struct agent *a);
+
+/* At each sync tick: looks every name up again off the loop (at most one
+ * lookup per name in flight); an answer that differs rewrites the maps,
+ * a failure keeps what is in force. */
+void agent_service_names_refresh(struct agent *a);
+
+/* Stops the lookups (none of their answers is applied) and frees them. */
+void agent_service_names_free(struct agent *a);
 
 /* ---- watch.c -------------------------------------------------------------- */
 

@@ -27,6 +27,7 @@
 #include "util/http.h"
 #include "util/logfmt.h"
 #include "util/mstime.h"
+#include "util/resolve.h"
 
 enum {
 	EXIT_FLAGS = 2,
@@ -36,9 +37,12 @@ enum {
 };
 
 static const char usage[] =
-	"usage: ringsteer-agent --service ADDR:PORT [--service ...] [options]\n"
+	"usage: ringsteer-agent --service NAME:PORT [--service ...] [options]\n"
 	"\n"
-	"  --service ADDR:PORT   a Service address to steer (repeatable, at most 64)\n"
+	"  --service NAME:PORT   a Service to steer (repeatable, at most 64 addresses in\n"
+	"                        all): its DNS name, looked up again at every sync tick\n"
+	"                        (a re-created Service is followed; a failed lookup keeps\n"
+	"                        the addresses in force), or a numeric ADDR:PORT\n"
 	"  --store URL           follow this store (pins, room-weighted table); without it\n"
 	"                        every local gateway weighs the same and pins are left alone\n"
 	"  --ttl MS              the gateways' row TTL (default 15000; must match theirs)\n"
@@ -125,8 +129,9 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 				fprintf(stderr, "ringsteer-agent: at most %d --service flags\n", AGENT_SERVICES_MAX);
 				return -EINVAL;
 			}
-			if (rs_endpoint_parse(optarg, &ss, &len)) {
-				fprintf(stderr, "ringsteer-agent: --service: expected numeric ADDR:PORT, got '%s'\n", optarg);
+			if (!rs_endpoint_ok(optarg) || strlen(optarg) > RS_RESOLVE_HOST_MAX + 6) {
+				fprintf(stderr, "ringsteer-agent: --service: expected NAME:PORT or numeric ADDR:PORT, got '%s'\n",
+					optarg);
 				return -EINVAL;
 			}
 			cfg->services[cfg->n_services++] = optarg;
@@ -276,6 +281,7 @@ static void on_sync(evutil_socket_t fd, short what, void *arg)
 	if (a->k.connect)
 		agent_below_sync(&a->k); /* new child cgroups get their copies (logged there) */
 	agent_sync(a); /* counted and logged there, answered through the loop */
+	agent_service_names_refresh(a); /* a re-pointed Service name, followed */
 }
 
 static void on_stop(evutil_socket_t sig, short what, void *arg)
@@ -385,6 +391,7 @@ static int start_workers(struct agent *a)
 
 static void stop_loop(struct agent *a)
 {
+	agent_service_names_free(a); /* its resolver's event is on the base */
 	agent_watch_close(a);
 	agent_member_server_stop(a);
 	a->stopping = true; /* answers delivered from here on only free their jobs */
@@ -452,7 +459,7 @@ int main(int argc, char **argv)
 	       "pins", a.k.pin_dir, "netns", ino, "connect_cgroup", a.k.connect ? a.k.cgroup : "off", "connect_below",
 	       a.k.below_on ? below : "off", NULL);
 
-	err = agent_services_set(&a.k.maps, a.cfg.services, a.cfg.n_services);
+	err = agent_service_names_start(&a);
 	if (!err && a.k.connect)
 		err = agent_member_scope_init(&a);
 	if (!err && a.k.connect)

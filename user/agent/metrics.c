@@ -258,6 +258,13 @@ static void render(const void *ctx, struct evbuffer *b)
 	rs_metrics_family(b, "ringsteer_agent_sync_skipped_total", "counter",
 			  "Sync ticks skipped: the previous store read was still running (a slow or stuck store).");
 	evbuffer_add_printf(b, "ringsteer_agent_sync_skipped_total %llu\n", (unsigned long long)k->syncs_skipped);
+	rs_metrics_family(b, "ringsteer_agent_service_resolve_failures_total", "counter",
+			  "Lookups of a --service NAME:PORT that failed (the addresses in force were kept).");
+	evbuffer_add_printf(b, "ringsteer_agent_service_resolve_failures_total %llu\n",
+			    (unsigned long long)k->service_resolve_failures);
+	rs_metrics_family(b, "ringsteer_agent_service_updates_total", "counter",
+			  "Times a --service name's addresses changed and the service maps followed.");
+	evbuffer_add_printf(b, "ringsteer_agent_service_updates_total %llu\n", (unsigned long long)k->service_updates);
 	rs_metrics_family(b, "ringsteer_agent_store_busy_seconds", "gauge",
 			  "How long the store call running now has taken (0: idle).");
 	evbuffer_add_printf(b, "ringsteer_agent_store_busy_seconds %.3f\n",

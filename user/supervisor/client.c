@@ -13,7 +13,11 @@
  * plaintext its address must lie inside --redirect-allow.  A refused
  * target is reported to the core (dial answers -EACCES, or the link fails
  * RS_MC_FAIL_REFUSED), which counts it and handles it as a failed dial of
- * its kind. */
+ * its kind.
+ *
+ * A Service given by name (--service NAME:PORT) is looked up again at each
+ * Service dial, off the loop, and its answers tried in turn
+ * (service_name.c); a numeric one is dialed as it is. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,12 +39,6 @@
 #include "ringsteer/token.h"
 #include "supervisor.h"
 
-struct sup_link {
-	struct supervisor *s;
-	struct rs_mc_link *core;
-	struct bufferevent *bev;
-};
-
 struct rs_mc_time sup_now(void)
 {
 	return (struct rs_mc_time){ .mono_ms = rs_mono_ms(), .wall_ms = rs_wall_ms() };
@@ -58,9 +56,15 @@ void sup_settle(struct supervisor *s)
 	evtimer_add(s->wake_ev, &tv);
 }
 
-static void link_free(struct sup_link *l)
+void sup_link_free(struct sup_link *l)
 {
-	bufferevent_free(l->bev);
+	if (l->lookup)
+		rs_resolve_cancel(l->lookup);
+	if (l->bev)
+		bufferevent_free(l->bev);
+	if (l->answer_timer)
+		event_free(l->answer_timer);
+	free(l->answers);
 	free(l);
 }
 
@@ -89,6 +93,8 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 	bool refused = false;
 
 	if (what & BEV_EVENT_CONNECTED) { /* TCP, and under TLS the handshake */
+		if (l->answer_timer)
+			evtimer_del(l->answer_timer); /* the core's answer deadline from here */
 		rs_mc_link_connected(s->mc, core, sup_now());
 		sup_settle(s);
 		return;
@@ -98,7 +104,9 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 		fail = RS_MC_FAIL_REFUSED;
 	if (what & BEV_EVENT_EOF)
 		snprintf(why, sizeof(why), "closed");
-	link_free(l);
+	if (sup_next_answer(l, why))
+		return; /* the Service's next address is being tried */
+	sup_link_free(l);
 	rs_mc_link_failed(s->mc, core, fail, why, sup_now());
 	sup_settle(s);
 }
@@ -129,6 +137,32 @@ static int open_socket(struct supervisor *s, const struct sockaddr_storage *to)
 	return fd;
 }
 
+int sup_link_connect(struct sup_link *l, const struct sockaddr_storage *to, socklen_t to_len, const char **why)
+{
+	struct supervisor *s = l->s;
+	int fd = open_socket(s, to);
+
+	if (fd < 0) {
+		*why = "bad source address";
+		return fd;
+	}
+	l->bev = sup_tls_bufferevent(s, fd, l->name); /* on failure it has closed fd */
+	if (!l->bev) {
+		*why = "no bufferevent";
+		return -ENOMEM;
+	}
+	bufferevent_setwatermark(l->bev, EV_READ, 0, RS_FRAME_MAX + RS_FRAME_HEADER);
+	bufferevent_setcb(l->bev, on_read, NULL, on_event, l);
+	bufferevent_enable(l->bev, EV_READ | EV_WRITE);
+	if (bufferevent_socket_connect(l->bev, (const struct sockaddr *)to, (int)to_len) < 0) {
+		bufferevent_free(l->bev);
+		l->bev = NULL;
+		*why = "connect failed";
+		return -ECONNREFUSED;
+	}
+	return 0;
+}
+
 static int core_dial(void *user, struct rs_mc_link *core, const struct rs_mc_dial *d, void **link_user,
 		     const char **why)
 {
@@ -136,14 +170,16 @@ static int core_dial(void *user, struct rs_mc_link *core, const struct rs_mc_dia
 	struct sockaddr_storage to;
 	socklen_t to_len;
 	struct sup_link *l;
-	int fd;
+	bool by_name;
+	int err;
 
 	sup_tls_watch(s);
 	if (d->token_expired)
 		(void)sup_load_token(s); /* an operator may have put a fresh one in place */
 	if (d->via == RS_MC_VIA_SERVICE)
 		sup_agent_register(s); /* before the connect, which the node's programs then steer */
-	if (rs_endpoint_parse(d->endpoint, &to, &to_len)) {
+	by_name = d->via == RS_MC_VIA_SERVICE && s->resolver && rs_endpoint_is_name(d->endpoint);
+	if (!by_name && rs_endpoint_parse(d->endpoint, &to, &to_len)) {
 		*why = "not a numeric ADDR:PORT";
 		return -EACCES;
 	}
@@ -151,31 +187,26 @@ static int core_dial(void *user, struct rs_mc_link *core, const struct rs_mc_dia
 		*why = "outside --redirect-allow";
 		return -EACCES;
 	}
-	fd = open_socket(s, &to);
-	if (fd < 0) {
-		*why = "bad source address";
-		return fd;
-	}
 	l = calloc(1, sizeof(*l));
-	if (!l) {
-		close(fd);
+	if (!l)
 		return -ENOMEM;
-	}
-	l->bev = sup_tls_bufferevent(s, fd, d->gateway); /* on failure it has closed fd */
-	if (!l->bev) {
-		free(l);
-		*why = "no bufferevent";
-		return -ENOMEM;
-	}
 	l->s = s;
 	l->core = core;
-	bufferevent_setwatermark(l->bev, EV_READ, 0, RS_FRAME_MAX + RS_FRAME_HEADER);
-	bufferevent_setcb(l->bev, on_read, NULL, on_event, l);
-	bufferevent_enable(l->bev, EV_READ | EV_WRITE);
-	if (bufferevent_socket_connect(l->bev, (struct sockaddr *)&to, (int)to_len) < 0) {
-		link_free(l);
-		*why = "connect failed";
-		return -ECONNREFUSED;
+	snprintf(l->name, sizeof(l->name), "%s", d->gateway);
+	if (by_name) {
+		err = sup_service_by_name(s, l, d->endpoint);
+		if (err) {
+			sup_link_free(l);
+			*why = "could not start the lookup";
+			return err;
+		}
+		*link_user = l;
+		return RS_MC_DIAL_QUEUED;
+	}
+	err = sup_link_connect(l, &to, to_len, why);
+	if (err) {
+		sup_link_free(l);
+		return err;
 	}
 	*link_user = l;
 	return 0;
@@ -186,7 +217,7 @@ static void core_send(void *user, void *link_user, const struct rs_frame *f)
 	struct supervisor *s = user;
 	struct sup_link *l = link_user;
 
-	if (rs_proto_write(bufferevent_get_output(l->bev), f) != 0)
+	if (l->bev && rs_proto_write(bufferevent_get_output(l->bev), f) != 0)
 		rs_log(stderr, "error", s->who, "event", "encode_failed", "type", rs_frame_type_name(f->type), NULL);
 }
 
@@ -195,8 +226,9 @@ static void core_close(void *user, void *link_user)
 	struct sup_link *l = link_user;
 
 	(void)user;
-	(void)rs_bev_write_now(l->bev); /* best effort: a GOODBYE the core queued */
-	link_free(l);
+	if (l->bev)
+		(void)rs_bev_write_now(l->bev); /* best effort: a GOODBYE the core queued */
+	sup_link_free(l);
 }
 
 static void log_event(void *user, const struct rs_mc_event *e)

@@ -18,6 +18,7 @@
 #include "util/endpoint.h"
 #include "util/flags.h"
 #include "util/logfmt.h"
+#include "util/resolve.h"
 #include "util/small_file.h"
 #include "supervisor.h"
 
@@ -25,10 +26,12 @@
 #define RS_STR(x) RS_STR_(x)
 
 static const char usage[] =
-	"usage: ringsteer-supervisor --id ID --service ADDR:PORT --token-file FILE [options]\n"
+	"usage: ringsteer-supervisor --id ID --service NAME:PORT --token-file FILE [options]\n"
 	"\n"
 	"  --id ID                 member id ([a-z0-9.-], at most 253 bytes)\n"
-	"  --service ADDR:PORT     the gateways' Service address\n"
+	"  --service NAME:PORT     the gateways' Service: its DNS name, looked up again at\n"
+	"                          each Service dial (A and AAAA, each answer tried in\n"
+	"                          turn), or a numeric ADDR:PORT ([ADDR]:PORT for IPv6)\n"
 	"  --token-file FILE       token minted by `ringsteerctl token`\n"
 	"  --sandboxes N           sandboxes it carries (default 0)\n"
 	"  --sandboxes-file FILE   re-read the count from FILE on SIGHUP\n"
@@ -42,7 +45,8 @@ static const char usage[] =
 	"  --tls-ca FILE           verify gateways against FILE; a redirect or redial target's\n"
 	"                          certificate must name its gateway id, or it is refused\n"
 	"  --tls-server-name NAME  the name the Service's gateways' certificates carry\n"
-	"                          (default: the --service address, as an IP SAN)\n"
+	"                          (default: the --service name, as a DNS SAN, or its\n"
+	"                          address, as an IP SAN)\n"
 	"  --tls-cert FILE         present this certificate (mTLS); it must name --id\n"
 	"  --tls-key FILE          its private key\n"
 	"  --insecure              plaintext: no TLS; redirect and redial targets must then\n"
@@ -131,8 +135,10 @@ static int parse_flags(int argc, char **argv, struct sup_config *cfg)
 		fprintf(stderr, "ringsteer-supervisor: --id must be 1 to %d bytes of [a-z0-9.-]\n", RS_ID_MAX);
 		return -EINVAL;
 	}
-	if (rs_endpoint_parse(cfg->service, &ss, &len) || (cfg->bind && rs_address_parse(cfg->bind, &ss, &len))) {
-		fprintf(stderr, "ringsteer-supervisor: --service must be numeric ADDR:PORT, --bind a numeric address\n");
+	if (!rs_endpoint_ok(cfg->service) || strlen(cfg->service) > RS_ENDPOINT_MAX ||
+	    (cfg->bind && rs_address_parse(cfg->bind, &ss, &len))) {
+		fprintf(stderr, "ringsteer-supervisor: --service must be NAME:PORT or numeric ADDR:PORT (at most %d "
+				"bytes), --bind a numeric address\n", RS_ENDPOINT_MAX);
 		return -EINVAL;
 	}
 	if (cfg->insecure == !!cfg->tls_ca) {
@@ -203,7 +209,7 @@ static void on_sighup(evutil_socket_t fd, short what, void *arg)
 }
 
 /* The name a Service dial's certificate must carry: --tls-server-name,
- * else the --service address itself (an IP SAN). */
+ * else the --service name (a DNS SAN) or address (an IP SAN) itself. */
 static void service_name(struct supervisor *s)
 {
 	if (s->cfg.tls_server_name) {
@@ -273,6 +279,8 @@ int main(int argc, char **argv)
 	s.base = event_base_new();
 	if (!s.base || rs_mc_new(&mcfg, &sup_core_callbacks, &s, &s.mc) != 0)
 		goto cleanup;
+	if (rs_endpoint_is_name(s.cfg.service) && rs_resolver_new(s.base, &s.resolver) != 0)
+		goto cleanup;
 	s.wake_ev = evtimer_new(s.base, sup_on_wake, &s);
 	s.sighup_ev = evsignal_new(s.base, SIGHUP, on_sighup, &s);
 	s.sigterm_ev = evsignal_new(s.base, SIGTERM, on_stop, &s);
@@ -301,6 +309,7 @@ int main(int argc, char **argv)
 	rc = 0;
 cleanup:
 	rs_mc_free(s.mc); /* stopped by a signal, or never started: nothing left to say */
+	rs_resolver_free(s.resolver); /* after the links, which cancel their lookups */
 	sup_agent_close(&s);
 	if (s.wake_ev)
 		event_free(s.wake_ev);

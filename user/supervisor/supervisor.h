@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* supervisor.h - the reference supervisor: a member core
  * (include/ringsteer/member_core.h) that owns its transitions, and the I/O
- * around it (client.c: links; tls_trust.c; agent_link.c; main.c). */
+ * around it (client.c: links; service_name.c: the Service by its name;
+ * tls_trust.c; agent_link.c; main.c). */
 #ifndef RS_SUPERVISOR_H
 #define RS_SUPERVISOR_H
 
@@ -14,6 +15,7 @@
 
 #include "util/cidr.h"
 #include "util/endpoint.h"
+#include "util/resolver.h"
 #include "ringsteer/member_core.h"
 #include "ringsteer/proto.h"
 
@@ -21,7 +23,7 @@
 
 struct sup_config {
 	const char *id;
-	const char *service;        /* the Service address */
+	const char *service;        /* the Service: numeric ADDR:PORT, or NAME:PORT resolved at each dial */
 	const char *token_file;
 	const char *bind;           /* source address, or NULL */
 	const char *sandboxes_file; /* re-read on SIGHUP, or NULL */
@@ -31,7 +33,7 @@ struct sup_config {
 	const char *tls_cert;       /* present it (mTLS); it must name --id */
 	const char *tls_key;
 	const char *tls_server_name; /* what the Service's gateways' certificates name;
-				      * default: the --service address */
+				      * default: the --service name or address */
 	bool insecure;              /* plaintext, by explicit choice */
 	struct rs_cidr allow[SUP_ALLOW_MAX]; /* --redirect-allow: plaintext targets */
 	size_t n_allow;
@@ -44,6 +46,8 @@ struct supervisor {
 	struct event_base *base;
 	char instance_id[RS_INSTANCE_MAX + 1];
 	struct rs_mc_core *mc;      /* every transition (client.c is its I/O) */
+	struct rs_resolver *resolver; /* --service NAME:PORT: its lookups, off the loop; else NULL */
+	uint64_t resolve_failures;  /* Service dials whose name did not resolve */
 	uint32_t sandboxes;
 	SSL_CTX *tls;               /* NULL: plaintext (--insecure) */
 	uint64_t tls_stamp;         /* the TLS files' identity when last (re)loaded */
@@ -54,8 +58,36 @@ struct supervisor {
 	struct event *wake_ev, *sighup_ev, *sigterm_ev, *sigint_ev, *sigusr1_ev;
 };
 
+/* One link: a bufferevent once connecting.  A Service dial by name first
+ * waits for its lookup, then tries the answers in turn (service_name.c). */
+struct sup_link {
+	struct supervisor *s;
+	struct rs_mc_link *core;
+	struct bufferevent *bev;       /* NULL while the name is looked up, or between answers */
+	struct rs_resolve_req *lookup; /* in flight, or NULL */
+	struct rs_resolved *answers;   /* a Service dial by name: its answers, else NULL */
+	size_t next;                   /* the next answer to try */
+	struct event *answer_timer;    /* each answer's connect deadline (--dial-timeout) */
+	char name[RS_ID_MAX + 1];      /* what its certificate must name */
+};
+
 /* The core's callbacks: sockets, frames, log lines (client.c). */
 extern const struct rs_mc_callbacks sup_core_callbacks;
+
+/* Frees l: its bufferevent, its lookup (cancelled), its timer (client.c). */
+void sup_link_free(struct sup_link *l);
+
+/* Connects l to to (a socket from --bind, TLS or plain, l's callbacks).
+ * Returns 0, or -errno with *why set (l->bev then NULL) (client.c). */
+int sup_link_connect(struct sup_link *l, const struct sockaddr_storage *to, socklen_t to_len, const char **why);
+
+/* Starts a Service dial by name: the lookup, then the answers in turn;
+ * the core was told RS_MC_DIAL_QUEUED.  Returns 0 or -errno (service_name.c). */
+int sup_service_by_name(struct supervisor *s, struct sup_link *l, const char *endpoint);
+
+/* l's connect or handshake failed (why): whether the next answer is being
+ * tried (l stays), or none is left (the caller fails l) (service_name.c). */
+bool sup_next_answer(struct sup_link *l, const char *why);
 
 /* The time to give the core now (client.c). */
 struct rs_mc_time sup_now(void);

@@ -18,7 +18,7 @@ static const char *const labels[FAIL_COUNT] = {
 	[FAIL_TLS] = "tls",           [FAIL_REJECTED] = "rejected",
 	[FAIL_TARGET_REFUSED] = "target_refused", [FAIL_BAD_FRAME] = "bad_frame",
 	[FAIL_GOODBYE] = "goodbye",   [FAIL_DISCONNECTED] = "disconnected",
-	[FAIL_SOURCE] = "source",
+	[FAIL_SOURCE] = "source",     [FAIL_RESOLVE] = "resolve",
 };
 
 const char *swarm_failure_label(enum swarm_failure why)

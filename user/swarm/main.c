@@ -20,6 +20,7 @@
 #include "util/flags.h"
 #include "util/http.h"
 #include "util/logfmt.h"
+#include "util/resolve.h"
 #include "util/mstime.h"
 #include "tls/tls.h"
 #include "swarm.h"
@@ -27,13 +28,15 @@
 #define SWARM_COUNT_MAX 1000000
 
 static const char usage[] =
-	"usage: ringsteer-swarm --service ADDR:PORT --secret FILE --count N --prefix P [options]\n"
+	"usage: ringsteer-swarm --service NAME:PORT --secret FILE --count N --prefix P [options]\n"
 	"\n"
 	"N supervisors (P1..PN) in one process, each behaving as ringsteer-supervisor:\n"
 	"HELLO with its own token, redirects followed at once asking to stay, blips\n"
 	"redialed, REJECT hints honoured, tokens refreshed, drains make-before-break.\n"
 	"\n"
-	"  --service ADDR:PORT     the gateways' Service address\n"
+	"  --service NAME:PORT     the gateways' Service: its DNS name, looked up again at\n"
+	"                          each Service dial (A and AAAA, each answer tried in\n"
+	"                          turn), or a numeric ADDR:PORT ([ADDR]:PORT for IPv6)\n"
 	"  --secret FILE           a keyring or the cluster secret: each member's token is\n"
 	"                          minted with its signing key (mode 0600 or 0400)\n"
 	"  --count N               members (1..1000000)\n"
@@ -52,7 +55,7 @@ static const char usage[] =
 	"  --tls-ca FILE           verify gateways against FILE; a redirect or redial target's\n"
 	"                          certificate must name its gateway id\n"
 	"  --tls-server-name NAME  the name the Service's gateways' certificates carry\n"
-	"                          (default: the --service address)\n"
+	"                          (default: the --service name or address)\n"
 	"  --insecure              plaintext; redirect and redial targets must then lie\n"
 	"                          inside a --redirect-allow prefix\n"
 	"  --redirect-allow CIDR   a network plaintext targets may be in (repeatable)\n"
@@ -152,8 +155,9 @@ static int parse_flags(int argc, char **argv, struct swarm_config *cfg)
 			RS_ID_MAX);
 		return -EINVAL;
 	}
-	if (rs_endpoint_parse(cfg->service, &ss, &len)) {
-		fprintf(stderr, "%s: --service must be numeric ADDR:PORT\n", prog);
+	if (!rs_endpoint_ok(cfg->service) || strlen(cfg->service) > RS_ENDPOINT_MAX) {
+		fprintf(stderr, "%s: --service must be NAME:PORT or numeric ADDR:PORT (at most %d bytes)\n", prog,
+			RS_ENDPOINT_MAX);
 		return -EINVAL;
 	}
 	if (cfg->metrics && rs_endpoint_parse(cfg->metrics, &ss, &len)) {
@@ -289,6 +293,8 @@ int main(int argc, char **argv)
 	if (!sw->pump_ev || !sw->sigterm_ev || !sw->sigint_ev || event_add(sw->sigterm_ev, NULL) ||
 	    event_add(sw->sigint_ev, NULL))
 		goto cleanup;
+	if (rs_endpoint_is_name(sw->cfg.service) && rs_resolver_new(sw->base, &sw->resolver) != 0)
+		goto cleanup;
 	if (load_tls(sw) != 0)
 		goto cleanup;
 	if (sw->cfg.metrics) {
@@ -326,6 +332,7 @@ cleanup:
 		for (uint32_t i = 0; i < sw->cfg.count; i++)
 			swarm_member_stop(&sw->members[i]);
 	free(sw->members);
+	rs_resolver_free(sw->resolver); /* after the members' links, which cancel their lookups */
 	if (sw->http)
 		rs_http_free(sw->http);
 	if (sw->pump_ev)

@@ -10,7 +10,8 @@
  * one table (gateways.c) for the per-gateway counts; the counts, gaps and
  * failure labels are read from the core after each call into it (its
  * info and events); nothing is logged per member but failures (rate
- * limited). */
+ * limited).  A Service given by name is looked up at each Service dial,
+ * a dial slot held, and its answers tried in turn (service_name.c). */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -29,15 +30,8 @@
 #include "util/bev_io.h"
 #include "util/endpoint.h"
 #include "util/mstime.h"
+#include "util/resolve.h"
 #include "swarm.h"
-
-struct swarm_link {
-	struct swarm *sw;
-	struct swarm_member *m;
-	struct rs_mc_link *core;
-	struct bufferevent *bev; /* NULL while it waits for a dial slot */
-	bool in_progress;        /* holds a dial slot: connecting or awaiting the answer */
-};
 
 uint64_t swarm_now_us(void)
 {
@@ -67,7 +61,7 @@ static struct rs_mc_time now_mc(void)
 
 /* After every call into m's core: the counts (swarm and per gateway) and
  * the gap follow where the core says m is, and its one timer its next wake. */
-static void settle(struct swarm_member *m)
+void swarm_member_settle(struct swarm_member *m)
 {
 	struct swarm *sw = m->sw;
 	struct rs_mc_info info;
@@ -117,11 +111,16 @@ static void release_slot(struct swarm_link *l)
 		l->m->dialing = NULL;
 }
 
-static void link_free(struct swarm_link *l)
+void swarm_link_free(struct swarm_link *l)
 {
 	release_slot(l);
+	if (l->lookup)
+		rs_resolve_cancel(l->lookup);
 	if (l->bev)
 		bufferevent_free(l->bev);
+	if (l->answer_timer)
+		event_free(l->answer_timer);
+	free(l->answers);
 	free(l);
 }
 
@@ -137,7 +136,7 @@ static void on_read(struct bufferevent *bev, void *arg)
 		return;
 	if (rs_mc_link_recv(m->mc, l->core, buf, len, &used, now_mc()) == 0)
 		evbuffer_drain(in, used);
-	settle(m);
+	swarm_member_settle(m);
 }
 
 static void on_event(struct bufferevent *bev, short what, void *arg)
@@ -149,16 +148,20 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 	bool refused = false;
 
 	if (what & BEV_EVENT_CONNECTED) { /* TCP, and under TLS the handshake */
+		if (l->answer_timer)
+			evtimer_del(l->answer_timer); /* the core's answer deadline from here */
 		rs_mc_link_connected(m->mc, core, now_mc());
-		settle(m);
+		swarm_member_settle(m);
 		return;
 	}
 	rs_tls_bev_failure(bev, why, sizeof(why), &refused);
 	if (what & BEV_EVENT_EOF)
 		snprintf(why, sizeof(why), "closed");
-	link_free(l);
+	if (swarm_next_answer(l, why))
+		return; /* the Service's next address is being tried */
+	swarm_link_free(l);
 	rs_mc_link_failed(m->mc, core, refused ? RS_MC_FAIL_REFUSED : RS_MC_FAIL_CONNECT, why, now_mc());
-	settle(m);
+	swarm_member_settle(m);
 }
 
 static int open_socket(struct swarm *sw, struct swarm_member *m, const struct sockaddr_storage *to)
@@ -200,21 +203,16 @@ static void target_of(const struct swarm *sw, const struct swarm_member *m, cons
 	}
 }
 
-/* Connects l, a dial slot held.  Returns 0, or -errno with *kind and *why
- * set (l then has no bev). */
-static int connect_link(struct swarm *sw, struct swarm_member *m, struct swarm_link *l, enum swarm_failure *kind,
-			const char **why)
+int swarm_link_connect(struct swarm_link *l, const struct sockaddr_storage *to, socklen_t to_len,
+		       enum swarm_failure *kind, const char **why)
 {
-	struct sockaddr_storage to;
+	struct swarm *sw = l->sw;
 	const char *endpoint, *name;
-	socklen_t to_len;
 	int fd;
 
-	target_of(sw, m, &endpoint, &name);
-	if (rs_endpoint_parse(endpoint, &to, &to_len))
-		return *kind = FAIL_CONNECT, *why = "not a numeric ADDR:PORT", -EINVAL;
+	target_of(sw, l->m, &endpoint, &name);
 	l->in_progress = true;
-	fd = open_socket(sw, m, &to);
+	fd = open_socket(sw, l->m, to);
 	if (fd < 0)
 		return *kind = FAIL_SOURCE, *why = "bad source address", fd;
 	l->bev = rs_tls_client_bufferevent(sw->base, sw->tls, fd, name); /* on failure it has closed fd */
@@ -223,12 +221,41 @@ static int connect_link(struct swarm *sw, struct swarm_member *m, struct swarm_l
 	bufferevent_setwatermark(l->bev, EV_READ, 0, RS_FRAME_MAX + RS_FRAME_HEADER);
 	bufferevent_setcb(l->bev, on_read, NULL, on_event, l);
 	bufferevent_enable(l->bev, EV_READ | EV_WRITE);
-	if (bufferevent_socket_connect(l->bev, (struct sockaddr *)&to, (int)to_len) < 0) {
+	if (bufferevent_socket_connect(l->bev, (const struct sockaddr *)to, (int)to_len) < 0) {
 		bufferevent_free(l->bev);
 		l->bev = NULL;
 		return *kind = FAIL_CONNECT, *why = "connect failed", -ECONNREFUSED;
 	}
 	return 0;
+}
+
+/* Whether m's wanted dial is the Service by its name. */
+static bool by_name(const struct swarm *sw, const struct swarm_member *m)
+{
+	return m->want_via == RS_MC_VIA_SERVICE && sw->resolver && rs_endpoint_is_name(sw->cfg.service);
+}
+
+/* Connects l, a dial slot held; by name: starts the lookup (1).  Returns
+ * 0, 1, or -errno with *kind and *why set (l then has no bev). */
+static int connect_link(struct swarm *sw, struct swarm_member *m, struct swarm_link *l, enum swarm_failure *kind,
+			const char **why)
+{
+	struct sockaddr_storage to;
+	const char *endpoint, *name;
+	socklen_t to_len;
+	int err;
+
+	if (by_name(sw, m)) {
+		l->in_progress = true;
+		err = swarm_service_by_name(l);
+		if (err)
+			return *kind = FAIL_RESOLVE, *why = "could not start the lookup", err;
+		return 1;
+	}
+	target_of(sw, m, &endpoint, &name);
+	if (rs_endpoint_parse(endpoint, &to, &to_len))
+		return *kind = FAIL_CONNECT, *why = "not a numeric ADDR:PORT", -EINVAL;
+	return swarm_link_connect(l, &to, to_len, kind, why);
 }
 
 void swarm_member_dial_now(struct swarm *sw, struct swarm_member *m)
@@ -244,14 +271,15 @@ void swarm_member_dial_now(struct swarm *sw, struct swarm_member *m)
 		return;
 	}
 	core = l->core;
-	rs_mc_link_started(m->mc, core, now_mc());
+	if (!by_name(sw, m)) /* by name, each answer has its own deadline (service_name.c) */
+		rs_mc_link_started(m->mc, core, now_mc());
 	l->in_progress = true; /* the slot the pump took is the link's now */
-	if (connect_link(sw, m, l, &kind, &why) != 0) {
+	if (connect_link(sw, m, l, &kind, &why) < 0) {
 		sw->fail_hint = kind;
-		link_free(l);
+		swarm_link_free(l);
 		rs_mc_link_failed(m->mc, core, RS_MC_FAIL_CONNECT, why, now_mc());
 	}
-	settle(m);
+	swarm_member_settle(m);
 }
 
 static int mint_token(struct swarm *sw, struct swarm_member *m)
@@ -288,7 +316,7 @@ static int core_dial(void *user, struct rs_mc_link *core, const struct rs_mc_dia
 		if (m->want_gw == SWARM_NO_GW)
 			return *why = "no gateway to dial (the gateway table is full)", -EACCES;
 	}
-	if (rs_endpoint_parse(d->endpoint, &to, &to_len))
+	if (!by_name(sw, m) && rs_endpoint_parse(d->endpoint, &to, &to_len))
 		return *why = "not a numeric ADDR:PORT", -EACCES;
 	if (d->via != RS_MC_VIA_SERVICE && !sw->tls &&
 	    !rs_cidr_list_contains(sw->cfg.allow, sw->cfg.n_allow, (const struct sockaddr *)&to))
@@ -307,12 +335,12 @@ static int core_dial(void *user, struct rs_mc_link *core, const struct rs_mc_dia
 		return RS_MC_DIAL_QUEUED;
 	}
 	err = connect_link(sw, m, l, &kind, why);
-	if (err) {
+	if (err < 0) {
 		sw->fail_hint = kind;
-		link_free(l);
+		swarm_link_free(l);
 		return err;
 	}
-	return 0;
+	return err == 1 ? RS_MC_DIAL_QUEUED : 0;
 }
 
 static void core_send(void *user, void *link_user, const struct rs_frame *f)
@@ -333,7 +361,7 @@ static void core_close(void *user, void *link_user)
 		m->want_dial = false; /* still in line: skipped when its turn comes */
 	if (l->bev)
 		(void)rs_bev_write_now(l->bev); /* best effort: a GOODBYE the core queued */
-	link_free(l);
+	swarm_link_free(l);
 }
 
 static enum swarm_failure failure_of(enum rs_mc_fail f)
@@ -408,7 +436,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	rs_mc_tick(m->mc, now_mc());
-	settle(m);
+	swarm_member_settle(m);
 }
 
 int swarm_member_start(struct swarm *sw, struct swarm_member *m, uint32_t number)
@@ -445,7 +473,7 @@ int swarm_member_start(struct swarm *sw, struct swarm_member *m, uint32_t number
 	if (err)
 		return err;
 	rs_mc_start(m->mc, now_mc());
-	settle(m);
+	swarm_member_settle(m);
 	return 0;
 }
 

@@ -19,6 +19,7 @@
 #include <openssl/ssl.h>
 
 #include "util/cidr.h"
+#include "util/resolver.h"
 #include "ringsteer/member_core.h"
 #include "ringsteer/proto.h"
 #include "ringsteer/keyring.h"
@@ -59,6 +60,7 @@ enum swarm_failure {
 	FAIL_GOODBYE,        /* a GOODBYE before ACCEPT */
 	FAIL_DISCONNECTED,   /* an attached link broke (a blip) */
 	FAIL_SOURCE,         /* the source address could not be bound */
+	FAIL_RESOLVE,        /* the Service's name did not resolve (--service NAME:PORT) */
 	FAIL_COUNT,
 };
 
@@ -68,7 +70,20 @@ struct swarm_gateway {
 	uint32_t attached; /* members whose active link is here */
 };
 
-struct swarm_link;
+/* One link of a member: a bufferevent once connecting.  A Service dial by
+ * name first waits for its lookup, then tries the answers in turn
+ * (service_name.c). */
+struct swarm_link {
+	struct swarm *sw;
+	struct swarm_member *m;
+	struct rs_mc_link *core;
+	struct bufferevent *bev;       /* NULL while it waits for a dial slot, its lookup, or its next answer */
+	bool in_progress;              /* holds a dial slot: looking up, connecting or awaiting the answer */
+	struct rs_resolve_req *lookup; /* in flight, or NULL */
+	struct rs_resolved *answers;   /* a Service dial by name: its answers, else NULL */
+	size_t next;                   /* the next answer to try */
+	struct event *answer_timer;    /* each answer's connect deadline (--dial-timeout) */
+};
 
 struct swarm_member {
 	struct swarm *sw;
@@ -92,6 +107,7 @@ struct swarm {
 	struct swarm_member *members;
 	struct rs_keyring keys;      /* --secret: members' tokens are minted with its signing key */
 	SSL_CTX *tls;
+	struct rs_resolver *resolver; /* --service NAME:PORT: its lookups, off the loop; else NULL */
 	char who[SWARM_PREFIX_MAX + 16];
 	char service_name[RS_ENDPOINT_MAX + 1];
 	char instance[17];          /* this process: instance ids are "<instance>-<number>" */
@@ -135,6 +151,26 @@ bool swarm_dial_slot(struct swarm *sw);
 void swarm_dial_release(struct swarm *sw);
 void swarm_dial_enqueue(struct swarm *sw, struct swarm_member *m, bool urgent);
 void swarm_on_pump(evutil_socket_t fd, short what, void *arg);
+
+/* After every call into m's core: counts, gap, timer (member.c). */
+void swarm_member_settle(struct swarm_member *m);
+
+/* Frees l: its dial slot, bufferevent, lookup (cancelled), timer (member.c). */
+void swarm_link_free(struct swarm_link *l);
+
+/* Connects l to to, a dial slot held.  Returns 0, or -errno with *kind and
+ * *why set (l then has no bev) (member.c). */
+int swarm_link_connect(struct swarm_link *l, const struct sockaddr_storage *to, socklen_t to_len,
+		       enum swarm_failure *kind, const char **why);
+
+/* Starts a Service dial by name: the lookup, then the answers in turn; the
+ * core was (or is about to be) told RS_MC_DIAL_QUEUED.  Returns 0 or
+ * -errno (service_name.c). */
+int swarm_service_by_name(struct swarm_link *l);
+
+/* l's connect or handshake failed (why): whether the next answer is being
+ * tried (l stays), or none is left (service_name.c). */
+bool swarm_next_answer(struct swarm_link *l, const char *why);
 
 /* Connects m's queued link (want_via, want_gw), a slot being held
  * (member.c; the pump calls it). */
