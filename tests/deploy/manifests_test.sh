@@ -391,7 +391,7 @@ if [ -z "$insecure" ] && [ -n "$tls_cert" ] && jq -e '.csi.driver == "csi.cert-m
 	want_id=${want_id//\$(POD_NAME)/\$\{POD_NAME\}}
 	check "tls csi dns-names include $want_id, the gateway id (redirected supervisors check the target names it)" \
 		grep -qxF -- "$want_id" <<<"$dns_names"
-	check "tls csi dns-names include the client Service's name ${client_svc:-?}.$gw_ns.svc (supervisors' --tls-server-name)" \
+	check "tls csi dns-names include the client Service's name ${client_svc:-?}.$gw_ns.svc (what supervisors dial: their --service name, or --tls-server-name)" \
 		grep -qxE -- "${client_svc:-no client Service}\.$gw_ns\.svc(\.cluster\.local)?" <<<"${dns_names//\$\{POD_NAMESPACE\}/$gw_ns}"
 	# Supervisors verify the gateway as a TLS server (OpenSSL checks the
 	# purpose): if extended usages are listed, server auth is one; if key

@@ -150,6 +150,8 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 	if (what & BEV_EVENT_CONNECTED) { /* TCP, and under TLS the handshake */
 		if (l->answer_timer)
 			evtimer_del(l->answer_timer); /* the core's answer deadline from here */
+		free(l->answers); /* connected: a failure from now on is the link's, not an answer's */
+		l->answers = NULL;
 		rs_mc_link_connected(m->mc, core, now_mc());
 		swarm_member_settle(m);
 		return;
