@@ -287,7 +287,7 @@ for b in ringsteer-agent ringsteerctl ringsteer-gateway ringsteer-supervisor; do
 	[ -x "$build/$b" ] && cp -p "$build/$b" "$snap/"
 done
 cp -p "$build"/kernel/* "$snap/kernel/"
-cp -pr "$top/tests/kernel" "$top/tests/pg" "$snap/src/tests/"
+cp -pr "$top/tests/kernel" "$top/tests/pg" "$top/tests/cluster" "$snap/src/tests/"
 cp -p "$here/guest.sh" "$snap/src/vm-tests/"
 "$top/tests/pg/pg_server.sh" template "$snap/pg-template.tar" >/dev/null ||
 	log "no PostgreSQL template cluster (why: above): t_agent_store_stuck runs initdb in the guest"

@@ -71,7 +71,11 @@ lb_total() { "$RS_BUILD/kernel/standin_lb" count "$LB_PIN" | awk '$1 == "total" 
 lb_backend() { "$RS_BUILD/kernel/standin_lb" count "$LB_PIN" | awk -v i="$1" '$1 == "backend" && $2 == i { print $3 }'; }
 progs() { "$RS_BUILD/kernel/standin_lb" progs "$1" "$2" | tr '\n' ' '; }
 no_below_progs() { ! "$RS_BUILD/kernel/standin_lb" progs "$1" connect4 | grep -q rs_below; }
-steered() { metric 'ringsteer_agent_connects_total{result="steered_netns"}'; }
+# Pods are keyed by their netns where the agent can read its cookie
+# (SO_NETNS_COOKIE, Linux 5.14), else by their cgroup (docs/KERNEL.md).
+pod_key=netns
+kt_kernel_at_least 5 14 || pod_key=cgroup
+steered() { metric "ringsteer_agent_connects_total{result=\"steered_$pod_key\"}"; }
 # register_round: every supervisor of SUPS once, registered, to the
 # Service: "POD REACHED TARGET PEER" per line
 register_round() {
