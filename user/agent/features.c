@@ -68,6 +68,26 @@ static bool sockopt_known(int family, int type, int opt)
 	return known;
 }
 
+/* Loads the smallest sock_ops program that calls helper on its context:
+ * the verifier refuses a helper the program type does not have.  Not
+ * libbpf_probe_bpf_helper: it reads the verifier's log back, which
+ * valgrind cannot see the kernel write (every agent start under memcheck
+ * reported it), and the caller already knows it may load programs. */
+static bool sockops_helper_known(int helper)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_JMP | BPF_CALL, .imm = helper }, /* r1 is the context */
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_SOCK_OPS, "rs_probe", "GPL", insns, 3, NULL);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 void agent_features_probe(unsigned missing_mask, struct agent_features *out)
 {
 	bool sk_lookup = out->has[AGENT_FEAT_SK_LOOKUP];
@@ -75,8 +95,7 @@ void agent_features_probe(unsigned missing_mask, struct agent_features *out)
 	memset(out, 0, sizeof(*out));
 	out->has[AGENT_FEAT_SK_LOOKUP] = sk_lookup;
 	out->has[AGENT_FEAT_SO_NETNS_COOKIE] = sockopt_known(AF_INET, SOCK_DGRAM, SO_NETNS_COOKIE);
-	out->has[AGENT_FEAT_SOCKOPS_NETNS_COOKIE] =
-		libbpf_probe_bpf_helper(BPF_PROG_TYPE_SOCK_OPS, BPF_FUNC_get_netns_cookie, NULL) == 1;
+	out->has[AGENT_FEAT_SOCKOPS_NETNS_COOKIE] = sockops_helper_known(BPF_FUNC_get_netns_cookie);
 	/* An unconnected UNIX stream socket: a kernel with the option answers
 	 * it (ENODATA or ENOTCONN), one without it ENOPROTOOPT. */
 	out->has[AGENT_FEAT_PEERPIDFD] = sockopt_known(AF_UNIX, SOCK_STREAM, SO_PEERPIDFD);
