@@ -5,7 +5,7 @@
 #
 # usage: vm-tests/run.sh [BUILD_DIR]        (default: build)
 #   RS_VM_KERNELS="5.10 6.1 6.12"  which series to run
-#   RS_VM_TIMEOUT=600         seconds one guest may run
+#   RS_VM_TIMEOUT=1200        seconds one guest may run (a guest took 419-491 s in CI)
 #   RS_VM_SCALE=8             the tests' deadlines, this many times the host's
 #                             (tests/kernel/lib.sh: RS_KT_SCALE)
 #   RS_VM_TRACE=1             the shell tests traced, time-stamped, into their
@@ -33,7 +33,7 @@ top=$(cd "$here/.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd) || exit 2
 vm="$build/vm"
 kernels=${RS_VM_KERNELS:-"5.10 6.1 6.12"}
-limit=${RS_VM_TIMEOUT:-600}
+limit=${RS_VM_TIMEOUT:-1200}
 scale=${RS_VM_SCALE:-8}
 runner=${RS_VM_RUNNER:-vng}
 case $runner in vng | initramfs) ;; *) echo "RS_VM_RUNNER: vng or initramfs, not '$runner'" >&2; exit 2 ;; esac
