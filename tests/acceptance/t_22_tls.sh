@@ -98,7 +98,11 @@ ok=$(metric 1 ringsteer_gateway_tls_reloads_total 'result="ok"')
 kill -HUP "${RS_GW_PID[1]}"
 await "SIGHUP reloads the same files again" 5 metric_is 1 ringsteer_gateway_tls_reloads_total $((ok + 1)) 'result="ok"'
 errs=$(metric 1 ringsteer_gateway_tls_reloads_total 'result="error"')
-printf 'not a key\n' >"$RS_DIR/tls/gw-1.key"
+# Replaced in one rename, as a Secret's update is: written in place, the
+# truncation and the write are two changes a heartbeat can see apart, and
+# each is a (rightly counted) failed reload.
+printf 'not a key\n' >"$RS_DIR/tls/gw-1.key.new"
+mv "$RS_DIR/tls/gw-1.key.new" "$RS_DIR/tls/gw-1.key"
 await "gw-1 refuses a garbage key" 5 metric_is 1 ringsteer_gateway_tls_reloads_total $((errs + 1)) 'result="error"'
 hold "a bad file is not retried every heartbeat" 1 metric_is 1 ringsteer_gateway_tls_reloads_total $((errs + 1)) 'result="error"'
 kill -HUP "${RS_GW_PID[1]}"
