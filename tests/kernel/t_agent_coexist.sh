@@ -25,30 +25,19 @@
 #   4. --no-below removes them; removing the pins detaches everything.
 set -u
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pod_net.sh"
 kt_up
 TTL=$((KT_SCALE > 2 ? 1500 * KT_SCALE : 3000))
 SVC=198.19.0.100:7000
 SOCK="$KT_DIR/member.sock"
 KT_METRICS=127.0.0.1:9205
 LB_PIN="/sys/fs/bpf/rs-kt-lb-$$-$RANDOM"
-PODS=() GWROWS="" LB_PIDS=()
+GWROWS="" LB_PIDS=()
 ROUNDS=3
 SUPS="s1 s2 s3 s4 s5 s6"
 
-pod_up() { # NAME ADDR CGROUP: a pod netns joined to the node, its processes in CGROUP
-	local ns="$KT_NS-$1"
-	ip netns add "$ns" || fail "netns $ns"
-	PODS+=("$ns")
-	ip -n "$ns" link set lo up
-	ip link add "v$1-$$" type veth peer name eth0 netns "$ns" || fail "veth for $1"
-	ip link set "v$1-$$" netns "$KT_NS"
-	ip -n "$KT_NS" link set "v$1-$$" up
-	ip -n "$KT_NS" route add "$2/32" dev "v$1-$$"
-	ip -n "$ns" addr add "$2/32" dev eth0
-	ip -n "$ns" link set eth0 up
-	ip -n "$ns" route add 198.18.0.1 dev eth0
-	ip -n "$ns" route add default via 198.18.0.1 dev eth0
-	mkdir -p "$3"
+pod_up() { # NAME ADDR CGROUP: a routed pod whose processes run in CGROUP
+	pod_net_up "$@"
 	eval "CG_$1=\$3"
 }
 # in_cg NETNS CGROUP CMD...
@@ -92,7 +81,7 @@ cleanup() {
 	local p
 	for p in "${LB_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
 	for p in "${LB_PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	for p in "${PODS[@]}"; do ip netns del "$p" 2>/dev/null; done
+	pod_net_down
 	rm -rf "$LB_PIN"
 }
 # Before kt_down, whose wait would wait for them too.

@@ -17,6 +17,7 @@
 #     restarted agent adopts the pins and links and steers again.
 set -u
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pod_net.sh"
 kt_up
 # The entries' TTL: steering must outlive a killed agent by a margin a slow
 # guest keeps (the check after the kill is recorded against it).
@@ -24,23 +25,9 @@ kt_up
 TTL=$((KT_SCALE > 2 ? 1500 * KT_SCALE : 3000))
 SVC=198.19.0.100:7000
 SOCK="$KT_DIR/member.sock"
-PODS=() GWROWS=""
+GWROWS=""
 
-pod_up() { # NAME ADDR: a pod netns joined to the node, in cgroup KT_CG/NAME
-	local ns="$KT_NS-$1"
-	ip netns add "$ns" || fail "netns $ns"
-	PODS+=("$ns")
-	ip -n "$ns" link set lo up
-	ip link add "v$1-$$" type veth peer name eth0 netns "$ns" || fail "veth for $1"
-	ip link set "v$1-$$" netns "$KT_NS"
-	ip -n "$KT_NS" link set "v$1-$$" up
-	ip -n "$KT_NS" route add "$2/32" dev "v$1-$$"
-	ip -n "$ns" addr add "$2/32" dev eth0
-	ip -n "$ns" link set eth0 up
-	ip -n "$ns" route add 198.18.0.1 dev eth0
-	ip -n "$ns" route add default via 198.18.0.1 dev eth0
-	mkdir -p "$KT_CG/$1"
-}
+pod_up() { pod_net_up "$1" "$2" "$KT_CG/$1"; } # NAME ADDR: a pod in cgroup KT_CG/NAME
 # in_pod NAME CMD...: CMD in the pod's netns and cgroup ("node" NAME: the
 # node's netns, cgroup KT_CG/host: a hostNetwork process)
 in_pod() {
@@ -57,8 +44,7 @@ reached_is() { [ "$(reached "$1")" = "$2" ]; }
 dnat_count() { kt_ns nft list chain ip kp pre | sed -n 's/.*counter packets \([0-9]*\).*/\1/p'; }
 target_of() { grep "event=member_registered member=$1 " "$KT_DIR/agent.$KT_AGENT_STARTS.log" | tail -n 1 | sed -n 's/.* gateway=\([^ ]*\).*/\1/p'; }
 
-cleanup_pods() { for ns in "${PODS[@]}"; do ip netns del "$ns" 2>/dev/null; done; }
-trap 'rc=$?; [ -n "$GWROWS" ] && kill $GWROWS 2>/dev/null; cleanup_pods; (exit $rc); kt_down' EXIT
+trap 'rc=$?; [ -n "$GWROWS" ] && kill $GWROWS 2>/dev/null; pod_net_down; (exit $rc); kt_down' EXIT
 
 # The node: its address for the pods' default route, the gateways' peer
 # endpoints (named listeners: what a steered connect reaches) and
