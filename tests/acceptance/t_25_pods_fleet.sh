@@ -49,14 +49,13 @@ storm=$(( $(redirects) - r0 ))
 # such fallback must have its reason logged.
 steered=0 steered_redirected=0 fallback=0
 for m in $all; do
-	first=$(grep -m1 -E 'event=(agent_registered|agent_unavailable|dialing) ' "$(sup_log "$m")")
-	case $first in
-	*'connects go to gw-'*)
+	case $(sup_first_steer "$m") in
+	steered)
 		steered=$((steered + 1))
 		cat "$RS_DIR"/log/gw-*.log | grep -q "event=decision member=sup-$m .*outcome=redirect" &&
 			steered_redirected=$((steered_redirected + 1)) ;;
-	*event=agent_unavailable* | *'store has not answered'*) fallback=$((fallback + 1)) ;;
-	*) fail "sup-$m dialled with no registration and no reason logged: $first" ;;
+	fallback) fallback=$((fallback + 1)) ;;
+	*) fail "sup-$m's first dial: $(sup_first_steer "$m")" ;;
 	esac
 done
 [ $steered -ge 4 ] || fail "storm: only $steered of 40 steered before their dial ($fallback fell back, reasons logged)"

@@ -47,6 +47,11 @@
 #                                  event=no_steering
 #   node_agent_stop K / node_agent_kill K   SIGTERM / SIGKILL, then wait for it
 #   node_agent_metric K NAME [LABELMATCH]   value on node K's agent /metrics
+#   sup_first_steer M              how sup-M's first dial went: "steered" (its
+#                                  agent registered it to a gateway first),
+#                                  "fallback" (the agent, or its store, did not
+#                                  answer in time: the Service, by design), else
+#                                  "unexplained" and the log line
 #                                  (summed over matching lines; empty if none)
 #   node_agent_log K               node K's agent's current log
 #
@@ -384,4 +389,15 @@ node_agent_metric() { # K NAME [LABELMATCH]
 	nodes_exec "$1" curl -fsS --max-time 2 "http://$(node_addr "$1"):$RS_NODES_AGENT_PORT/metrics" |
 		awk -v n="$2" -v l="${3:-}" '$1 ~ "^"n"({|$)" && index($1, l) { s += $2; seen = 1 }
 			END { if (seen) printf "%d\n", s }'
+}
+# A supervisor registers before it dials; its log's first registration or
+# dial line says which way that dial went.
+sup_first_steer() {
+	local first
+	first=$(grep -m1 -E 'event=(agent_registered|agent_unavailable|dialing) ' "$(sup_log "$1")")
+	case $first in
+	*'connects go to gw-'*) echo steered ;;
+	*event=agent_unavailable* | *'store has not answered'*) echo fallback ;;
+	*) echo "unexplained: $first" ;;
+	esac
 }
