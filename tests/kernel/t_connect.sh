@@ -79,10 +79,20 @@ before=$(dnat_count)
 # Registered: steered to the target the agent chose, the DNAT untouched,
 # getpeername the Service; a blocking, a non-blocking and a v4-mapped connect.
 before=$(dnat_count)
+steered_at=$(date +%s%N)
 out=$(member c1 "$SOCK" sup-a "$SVC")
 echo "$out" | grep -q '^registered ' || fail "sup-a not registered: $out"
 t=$(target_of sup-a)
 case $t in gw-1 | gw-2) ;; *) fail "sup-a has no target (agent log: $t)" ;; esac
+# Its reservation is in the store, at the target, for the gateway to count,
+# read before it can end: the store's reservation lasts 5 s from the steer,
+# and the agent sweeps it after that (the later registrations below find it
+# counted and do not renew it).
+rows=$("$RS_BUILD/ringsteerctl" sessions --store "$KT_STORE" --json)
+kt_deadline_note "sup-a's reservation read before its end" "$(kt_since "$steered_at")" 5
+echo "$rows" | grep -q "\"member_id\":\"sup-a\".*\"gateway_id\":\"$t\"" ||
+	echo "$rows" | grep -q "\"gateway_id\": *\"$t\"" ||
+	fail "no reservation for sup-a at $t in the store ($(kt_since "$steered_at") s after the steer): $rows"
 echo "$out" | grep -q "^reached=$t peer=$SVC\$" || fail "sup-a not steered to $t with the Service as its peer: $out"
 out=$(member c1 "$SOCK" sup-a "$SVC" nonblock)
 echo "$out" | grep -q "^reached=$t peer=$SVC\$" || fail "non-blocking connect not steered: $out"
@@ -96,10 +106,6 @@ kt_kernel_at_least 5 14 || pod_key=cgroup
 case ${KT_AGENT_ARGS:-} in *so_netns_cookie*) pod_key=cgroup ;; esac
 grep -q "member=sup-a key=$pod_key:" "$KT_DIR/agent.$KT_AGENT_STARTS.log" ||
 	fail "sup-a (a pod) not keyed by $pod_key: $(grep 'member=sup-a' "$KT_DIR/agent.$KT_AGENT_STARTS.log")"
-# Its reservation is in the store, at the target, for the gateway to count.
-"$RS_BUILD/ringsteerctl" sessions --store "$KT_STORE" --json | grep -q "\"member_id\":\"sup-a\".*\"gateway_id\":\"$t\"" ||
-	"$RS_BUILD/ringsteerctl" sessions --store "$KT_STORE" --json | grep -q "\"gateway_id\": *\"$t\"" ||
-	fail "no reservation for sup-a at $t in the store"
 
 # The registration closed (the process above exited): kube-proxy again.
 await "sup-a forgotten" 5 grep -q 'event=member_gone member=sup-a' "$KT_DIR/agent.$KT_AGENT_STARTS.log"
