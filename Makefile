@@ -419,6 +419,7 @@ bench: deps all $(BENCH_BINS)
 	@echo "== bench/tls_cost.sh"; bench/tls_cost.sh $(BUILD)
 	@echo "== bench/scale.sh"; bench/scale.sh $(BUILD)
 	@echo "== bench/core_before_after.sh"; bench/core_before_after.sh $(BUILD)
+	@echo "== bench/fleet.sh"; bench/fleet.sh $(BUILD) || [ $$? = 77 ]
 
 sim: deps all
 	$(BUILD)/ringsteerctl sim
