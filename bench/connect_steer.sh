@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # bench/connect_steer.sh [BUILD_DIR [HELLOS [CONNECTS]]] - connect-time
-# steering on the pod topology (tests/cluster/pods.sh: 1 node, 2 gateway
-# pods, the node's agent, a supervisor pod with no supervisor in it).  From
+# steering on the pod topology (tests/cluster/pods.sh: 1 node, CS_GATEWAYS
+# gateway pods (default 4: with 2, half of the DNAT's arrivals land on the
+# rule's gateway by chance and need no redirect), the node's agent, a
+# supervisor pod with no supervisor in it).  From
 # inside the supervisor pod's netns and cgroup (where the agent's cgroup
 # connect4 program runs), in one run:
 #  1. connect-to-ACCEPT of HELLOS fresh members (default 200), interleaved
@@ -23,6 +25,7 @@ set -u
 export RS_BUILD=${1:-build}
 hellos=${2:-200}
 connects=${3:-20000}
+gateways=${CS_GATEWAYS:-4}
 if [ "$(id -u)" != 0 ]; then
 	echo "connect_steer: skipped (not root)"
 	exit 0
@@ -42,8 +45,7 @@ RS_PODS_AGENT_ARGS="${RS_PODS_AGENT_ARGS:-} --member-burst $((hellos + 16))"
 export RS_AGENT=1
 cluster_up --gateways 0
 pods_up 1
-gw_start 1
-gw_start 2
+for ((g = 1; g <= gateways; g++)); do gw_start "$g"; done
 pod_up sup 1 # the pod only: the bench client is its one process
 member_sock="$RS_SOCK/member-n1.sock"
 src=$(sup_addr 1)
@@ -70,7 +72,7 @@ below="$(dirname "$pin")/link_below4_$(stat -c %i "$(pod_cgroup sup-1)")"
 	"$(gw_addr 1):$RS_GW_LISTEN_PORT" "$connects") >"$cs_out.2" || fail "kt_tool connect_bench failed: $(cat "$cs_out.2")"
 
 v() { awk -v k="$1" '$1 == k { print $2 }' "$cs_out".[12]; }
-echo "connect_steer: 1 node, 2 gateway pods, agent; client in pod sup-1 (netns + cgroup)"
+echo "connect_steer: 1 node, $gateways gateway pods, agent; client in pod sup-1 (netns + cgroup)"
 printf '  %-44s %10s %10s\n' "connect-to-ACCEPT ($hellos HELLOs each)" "median us" "p99 us"
 printf '  %-44s %10s %10s\n' "steered (registered first)" "$(v steered_median_us)" "$(v steered_p99_us)"
 printf '  %-44s %10s %10s\n' "DNAT + redirect ($(v dnat_redirected) redirected)" "$(v dnat_median_us)" "$(v dnat_p99_us)"
