@@ -56,6 +56,7 @@ struct gw_config {
 	uint32_t max_frame;          /* bytes, length field included: larger frames are refused */
 	uint32_t max_unauth;         /* connections not yet past HELLO + token, in total */
 	uint32_t max_unauth_per_source; /* the same, per peer IP address */
+	uint32_t listen_backlog;     /* listen(2)'s backlog for both listeners */
 	uint32_t max_sessions;       /* attached supervisors; 0: no limit */
 	bool max_sessions_set;       /* --max-sessions given; else derived from RLIMIT_NOFILE */
 	uint32_t max_unsent;         /* bytes queued for a peer that does not read, past which it is closed */

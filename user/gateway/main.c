@@ -71,6 +71,10 @@ static const char usage[] =
 	"  --max-unauth N          connections accepted and not yet past HELLO and token, in\n"
 	"                          total; more are closed at once (1..65536, default 256)\n"
 	"  --max-unauth-per-source N  the same per peer IP address (default 8)\n"
+	"  --listen-backlog N      connections the kernel holds complete but not yet accepted\n"
+	"                          (1..65535, default 4096; net.core.somaxconn caps it): a\n"
+	"                          storm beyond it loses SYNs, whose retransmits come after\n"
+	"                          1 s and 3 s, past a supervisor's dial deadline\n"
 	"  --max-sessions N        attached supervisors; an arrival that would exceed it gets\n"
 	"                          REJECT LIMIT with a retry hint (0: no limit; default: the\n"
 	"                          descriptor limit less 64 and --max-unauth)\n"
@@ -96,7 +100,7 @@ static int parse_ms(const char *flag, const char *text, uint32_t *out)
 static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 {
 	enum { O_AGENT = 255, O_ADVERTISE = 256, O_HELLO, O_RESERVATION, O_TOKEN_TTL, O_NO_PLACEMENT, O_BUDGET, O_PACE, O_WAIT, O_IN_FLIGHT,
-	       O_HANDOFF_TIMEOUT, O_STORE_TIMEOUT, O_MAX_FRAME, O_MAX_UNAUTH, O_MAX_UNAUTH_SOURCE, O_MAX_SESSIONS,
+	       O_HANDOFF_TIMEOUT, O_STORE_TIMEOUT, O_MAX_FRAME, O_MAX_UNAUTH, O_MAX_UNAUTH_SOURCE, O_LISTEN_BACKLOG, O_MAX_SESSIONS,
 	       O_LIMIT_RETRY, O_MAX_UNSENT, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_INSECURE, O_HOME_GRACE, O_TOKEN_MAX_TTL,
 	       O_AGENT_UID };
 	static const struct option opts[] = {
@@ -125,6 +129,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		{ "store-timeout", required_argument, NULL, O_STORE_TIMEOUT },
 		{ "max-frame", required_argument, NULL, O_MAX_FRAME },
 		{ "max-unauth", required_argument, NULL, O_MAX_UNAUTH },
+		{ "listen-backlog", required_argument, NULL, O_LISTEN_BACKLOG },
 		{ "max-unauth-per-source", required_argument, NULL, O_MAX_UNAUTH_SOURCE },
 		{ "max-sessions", required_argument, NULL, O_MAX_SESSIONS },
 		{ "max-unsent", required_argument, NULL, O_MAX_UNSENT },
@@ -145,7 +150,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 				   .drain = { .pace_ms = 50, .budget_ms = 25000, .membership_wait_ms = 5000,
 						      .max_in_flight = 64 },
 				   .handoff_timeout_ms = 5000, .store_timeout_ms = 1000, .max_frame = RS_FRAME_MAX,
-				   .max_unauth = 256, .max_unauth_per_source = 8, .max_sessions = 0,
+				   .max_unauth = 256, .max_unauth_per_source = 8, .listen_backlog = 4096, .max_sessions = 0,
 				   .limit_retry_ms = 5000, .max_unsent = 262144 };
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -195,6 +200,10 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		case O_MAX_UNAUTH:
 			err = rs_parse_flag_u32("ringsteer-gateway", "--max-unauth", optarg, 1, GW_UNAUTH_MAX,
 						&cfg->max_unauth);
+			break;
+		case O_LISTEN_BACKLOG:
+			err = rs_parse_flag_u32("ringsteer-gateway", "--listen-backlog", optarg, 1, 65535,
+						&cfg->listen_backlog);
 			break;
 		case O_MAX_UNAUTH_SOURCE:
 			err = rs_parse_flag_u32("ringsteer-gateway", "--max-unauth-per-source", optarg, 1, GW_UNAUTH_MAX,
@@ -276,7 +285,8 @@ static struct evconnlistener *listen_on(struct gateway *gw, const char *endpoint
 	if (rs_endpoint_parse(endpoint, &ss, &len))
 		return NULL;
 	return evconnlistener_new_bind(gw->base, gw_conn_accept, gw,
-				       LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 128,
+				       LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
+				       (int)gw->cfg.listen_backlog,
 				       (struct sockaddr *)&ss, (int)len);
 }
 
