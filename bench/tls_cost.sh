@@ -33,3 +33,26 @@ done
 peer() { echo "gw-$1@$(gw_addr "$1"):$RS_GW_PEER_PORT"; }
 nsenter --net="/run/netns/$RS_NS" "$RS_BUILD/bench/tls_cost" "$RS_SECRET" "$RS_DIR/tls" "$members" "$attaches" \
 	"$(peer 2)" "$(peer 1)" "$(peer 3)" || fail "tls_cost failed"
+
+# The handshake's own floor (issue 27): the public-key operations of one
+# TLS 1.3 handshake with the test PKI's P-256 certificates and X25519, from
+# `openssl speed` on this machine.  The gateway signs once and does X25519
+# twice (key share, secret); the client verifies twice (CertificateVerify,
+# the leaf's signature by the CA) and does X25519 twice.  The 10,000 storm
+# of bench/scale.sh (tls-*) runs client and gateways on the same cores, so
+# its floor is 10,000 x both sides over the cores.
+speed=$(openssl speed -seconds 1 ecdsap256 ecdhx25519 2>/dev/null)
+sign=$(awk '/ecdsa \(nistp256\)/ { print $(NF - 1) }' <<<"$speed")
+verify=$(awk '/ecdsa \(nistp256\)/ { print $NF }' <<<"$speed")
+x25519=$(awk '/ecdh \(X25519\)/ { print $NF }' <<<"$speed")
+cores=$(nproc)
+if [ -n "$sign" ] && [ -n "$verify" ] && [ -n "$x25519" ]; then
+	awk -v s="$sign" -v v="$verify" -v x="$x25519" -v c="$cores" 'BEGIN {
+		gw = 1e6 / s + 2e6 / x; cl = 2e6 / v + 2e6 / x
+		printf "handshake floor (openssl speed): P-256 sign %.0f/s, verify %.0f/s, X25519 %.0f/s\n", s, v, x
+		printf "  per handshake: gateway %.0f us, client %.0f us of CPU\n", gw, cl
+		printf "  10,000 handshakes, both sides on %d cores: %.2f s\n", c, 10000 * (gw + cl) / 1e6 / c
+	}'
+else
+	echo "handshake floor: openssl speed gave no ecdsap256/ecdhx25519 figures"
+fi
