@@ -149,6 +149,7 @@ run_fleet() {
 	# while the total was still short of N (the first sample's second excluded:
 	# the swarms were starting)
 	put storm_ms "${storm_ms:-not reached in ${FLEET_STORM_S}s}"
+	[ -n "$storm_ms" ] || [ "$total" != "$N" ] || put storm_all_attached_uneven "$N attached, not N/G on each"
 	put attached_at_end "$total"
 	put attached_per_s_min "$(awk -v n="$N" 'NR > 2 && prev < n { d = ($2 - prev) * 1000 / ($1 - pt); if (m == "" || d < m) m = d } { prev = $2; pt = $1 } END { printf "%s", (m == "" ? "-" : sprintf("%.0f", m)) }' "$RS_DIR/storm.timeline")"
 	put timeline "$(awk 'NR % 5 == 1 { printf "%s%d:%d", (NR > 1 ? "," : ""), $1 / 1000, $2 }' "$RS_DIR/storm.timeline")"
@@ -162,7 +163,8 @@ run_fleet() {
 	put swarm_failures "$(swarms_sum ringsteer_swarm_failures_total)"
 	put conntrack "$(rs_ns cat /proc/sys/net/netfilter/nf_conntrack_count 2>/dev/null || echo -)/$(cat /proc/sys/net/netfilter/nf_conntrack_max 2>/dev/null || echo -)"
 
-	if [ -n "$storm_ms" ]; then
+	# The drain and the roll need everyone attached, evenly or not.
+	if [ "$total" = "$N" ]; then
 		# shellcheck disable=SC2086
 		settle $GWS
 		# shellcheck disable=SC2086
