@@ -3,7 +3,9 @@
  * with 40,000 session rows already there (issue 15: store work must not
  * grow with the sessions): 1, 4 and 16 concurrent arrivals (threads, each
  * with its own handle, as gateways are processes), and one handle
- * admitting batches of 1, 4 and 16 (rs_store_admit_batch), and one handle
+ * admitting batches of 1, 4, 16, 64 and 256 (rs_store_admit_batch: on
+ * PostgreSQL a batch costs a fixed number of round trips whatever its
+ * size, so the large ones show what that buys), and one handle
  * steering a node agent's registrations in batches of 1, 4 and 16
  * (rs_store_steer_batch: the agent's storm of registrations).  SQLite: a file
  * in a temporary directory; PostgreSQL too when RS_BENCH_PG_URL is a base
@@ -29,10 +31,18 @@
 
 #define GATEWAYS 4
 #define MAX_THREADS 16
+#define MAX_BATCH 256
 
 static const char *const gateway_ids[GATEWAYS] = { "gw-0", "gw-1", "gw-2", "gw-3" };
-static const unsigned widths[] = { 1, 4, 16 };
+/* Threads (mode 0) or batch sizes (modes 1 and 2): every mode has the
+ * first three; batched admission (mode 1) all of them. */
+static const unsigned widths[] = { 1, 4, 16, 64, 256 };
 #define WIDTHS (sizeof(widths) / sizeof(widths[0]))
+#define COMMON_WIDTHS 3
+static size_t mode_widths(int mode)
+{
+	return mode == 1 ? WIDTHS : COMMON_WIDTHS;
+}
 static const unsigned preloads[] = { 0, 40000 };
 #define PRELOADS (sizeof(preloads) / sizeof(preloads[0]))
 
@@ -67,12 +77,16 @@ static void *work(void *arg)
 	struct worker *w = arg;
 	const struct rs_store_options opt = { .busy_timeout_ms = 30000 };
 	struct rs_store *st = NULL;
-	struct rs_admit a[MAX_THREADS];
-	char members[MAX_THREADS][48];
-	int errs[MAX_THREADS];
+	struct rs_admit a[MAX_BATCH];
+	char members[MAX_BATCH][48];
+	int errs[MAX_BATCH];
 	unsigned n = w->batch ? w->batch : 1;
 	double end;
 
+	if (n > MAX_BATCH) {
+		w->err = -EINVAL;
+		return NULL;
+	}
 	w->err = rs_store_open(w->url, &opt, &st);
 	pthread_barrier_wait(w->barrier);
 	end = now_s() + w->seconds;
@@ -86,8 +100,8 @@ static void *work(void *arg)
 						  .epoch = 1, .sandboxes = 1, .source = "", .now_ms = now };
 		}
 		if (w->steer) {
-			const char *ids[MAX_THREADS];
-			struct rs_store_steer outs[MAX_THREADS];
+			const char *ids[MAX_BATCH];
+			struct rs_store_steer outs[MAX_BATCH];
 
 			for (unsigned i = 0; i < n; i++)
 				ids[i] = members[i];
@@ -223,7 +237,7 @@ static int run_backend(const char *name, const char *pg_base, const char *dir, d
 	unsigned cell = 0;
 
 	for (int mode = 0; mode < 3; mode++)
-		for (size_t w = 0; w < WIDTHS; w++)
+		for (size_t w = 0; w < mode_widths(mode); w++)
 			for (size_t p = 0; p < PRELOADS; p++) {
 				int err = fresh(pg_base, dir, cell++, url, sizeof(url));
 
@@ -242,7 +256,7 @@ static int run_backend(const char *name, const char *pg_base, const char *dir, d
 	       seconds);
 	printf("%-28s %12s %12s %10s\n", "arrivals", "0 rows", "40000 rows", "40k/0");
 	for (int mode = 0; mode < 3; mode++)
-		for (size_t w = 0; w < WIDTHS; w++) {
+		for (size_t w = 0; w < mode_widths(mode); w++) {
 			static const char *const fmt[3] = { "%u concurrent (handles)", "batches of %u (1 handle)",
 							    "steers, batches of %u" };
 			char label[40];

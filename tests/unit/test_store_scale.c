@@ -666,6 +666,128 @@ static void test_batch_matches_sequential(void **state)
 	assert_true(steer_home > 0);
 }
 
+/* ---- large batches: fixed round trips, one by one's outcome ---- */
+
+#define LARGE_BATCH 256
+#define LARGE_POOL 320
+
+/* Members for large batches: the states' own (rows there), fresh ones,
+ * and ids an array literal must quote (PostgreSQL's batch statements):
+ * quotes, backslashes, braces, commas, spaces, the word NULL. */
+static const char *large_member(unsigned i, char *buf, size_t size)
+{
+	static const char *const odd[] = { "NULL", "a\"b", "a\\b", "{x,y}", " sp ", "c,d", "\\\"", "e}" };
+
+	i %= LARGE_POOL;
+	if (i < ORACLE_MEMBERS)
+		return member_name(i);
+	if (i < ORACLE_MEMBERS + sizeof(odd) / sizeof(odd[0]))
+		return odd[i - ORACLE_MEMBERS];
+	snprintf(buf, size, "fresh-%u", i);
+	return buf;
+}
+
+static void test_large_batch_matches_sequential(void **state)
+{
+	struct fixture *f = *state;
+	static struct rs_admit batch[LARGE_BATCH], one[LARGE_BATCH];
+	static char names[LARGE_BATCH][32];
+	static int errs[LARGE_BATCH];
+	struct test_rng r;
+	unsigned seeds = f->env->pg ? 6 : 16;
+	size_t decided = 0, accepted = 0, repeats = 0;
+	uint64_t cost_min = UINT64_MAX, cost_max = 0;
+
+	test_rng_seed(&r, "store large batch", 27);
+	for (unsigned seed = 0; seed < seeds; seed++) {
+		struct rs_store *st[2];
+		size_t n_gws;
+		int64_t now;
+
+		if (seed) {
+			for (int k = 0; k < 2; k++) {
+				if (f->env->pg)
+					raw_sql(f, k, "DROP SCHEMA public CASCADE; CREATE SCHEMA public");
+				else
+					raw_sql(f, k, "DROP TABLE sessions; DROP TABLE gateways; DROP TABLE schema_version");
+			}
+		}
+		st[0] = open_store(f, 0);
+		st[1] = open_store(f, 1);
+		now = build_state(st, &r, &n_gws);
+		for (int round = 0; round < 3; round++) {
+			/* Sizes up to 256, the largest every state; members from a
+			 * pool small enough that most batches repeat some. */
+			size_t n = round == 0 ? LARGE_BATCH : 1 + (size_t)test_rng_below(&r, LARGE_BATCH);
+			unsigned pool = 16 + (unsigned)test_rng_below(&r, LARGE_POOL - 16);
+			const char *gw = oracle_gws[test_rng_below(&r, n_gws)];
+			bool written = false;
+			uint64_t before;
+			int err;
+
+			random_batch(&r, batch, n, gw, now);
+			for (size_t i = 0; i < n; i++) {
+				batch[i].member_id = large_member((unsigned)test_rng_below(&r, pool), names[i],
+								  sizeof(names[i]));
+				for (size_t j = 0; j < i; j++)
+					if (strcmp(batch[j].member_id, batch[i].member_id) == 0) {
+						repeats++;
+						break;
+					}
+			}
+			memcpy(one, batch, n * sizeof(*batch));
+			before = rs_store_statements(st[0]);
+			err = rs_store_admit_batch(st[0], batch, n, errs);
+			assert_int_equal(err, 0);
+			for (size_t i = 0; i < n; i++)
+				written = written || errs[i] == 0;
+			if (written) {
+				uint64_t cost = rs_store_statements(st[0]) - before;
+
+				cost_min = cost < cost_min ? cost : cost_min;
+				cost_max = cost > cost_max ? cost : cost_max;
+			}
+			for (size_t i = 0; i < n; i++) {
+				int want = rs_store_admit(st[1], &one[i]);
+
+				if (errs[i] != want)
+					fail_msg("seed %u round %d item %zu of %zu (%s epoch %llu%s%s%s): batch %d, one by one %d",
+						 seed, round, i, n, batch[i].member_id, (unsigned long long)batch[i].epoch,
+						 batch[i].stay ? " stay" : "", batch[i].redirected ? " redirected" : "",
+						 batch[i].handoff ? " handoff" : "", errs[i], want);
+				assert_int_equal(batch[i].accepted, one[i].accepted);
+				assert_int_equal(batch[i].fallback, one[i].fallback);
+				assert_int_equal(batch[i].over_cap, one[i].over_cap);
+				assert_int_equal(batch[i].decision.reason, one[i].decision.reason);
+				assert_int_equal(batch[i].decision.cap, one[i].decision.cap);
+				assert_int_equal(batch[i].decision.full, one[i].decision.full);
+				assert_int_equal(batch[i].decision.gateway, one[i].decision.gateway);
+				assert_string_equal(batch[i].target_id, one[i].target_id);
+				assert_string_equal(batch[i].target_peer, one[i].target_peer);
+				decided++;
+				accepted += errs[i] == 0 && batch[i].accepted;
+			}
+			compare_rows(st[0], st[1], now);
+			check_attached(st[0], now);
+			now += (int64_t)test_rng_below(&r, 3000);
+		}
+		rs_store_close(st[0]);
+		rs_store_close(st[1]);
+	}
+	printf("# large batches vs one by one (%s): %u states, %zu items (%zu repeated members), %zu accepted;"
+	       " statements per written batch %llu..%llu\n",
+	       f->env->pg ? "postgres" : "sqlite", seeds, decided, repeats, accepted,
+	       (unsigned long long)cost_min, (unsigned long long)cost_max);
+	assert_true(accepted > 0);
+	assert_true(repeats > 0);
+	/* PostgreSQL: begin, heartbeat, live gateways, pending loads, the
+	 * members' rows, their write, commit - whatever the batch's size. */
+	if (f->env->pg) {
+		assert_int_equal(cost_min, 7);
+		assert_int_equal(cost_max, 7);
+	}
+}
+
 /* ---- attached counts after random operations ---- */
 
 static void test_attached_invariant(void **state)
@@ -860,6 +982,7 @@ static void test_pg_stopped_server(void **state)
 	SCALE_TEST(test_gateway_start, env),               \
 	SCALE_TEST(test_statements_constant, env),         \
 	SCALE_TEST(test_batch_matches_sequential, env),    \
+	SCALE_TEST(test_large_batch_matches_sequential, env), \
 	SCALE_TEST(test_attached_invariant, env)
 
 

@@ -108,11 +108,13 @@ enum rs_stmt {
 	RS_STMT_RESERVATION_DELETE,
 	RS_STMT_SESSIONS_ALL,
 	RS_STMT_SESSIONS_LIVE,
+	RS_STMT_SESSIONS_GET_MANY,
+	RS_STMT_SESSIONS_WRITE_MANY,
 	RS_STMT_COUNT
 };
 
 /* The most parameters or columns any statement has. */
-#define RS_STMT_MAX_PARAMS 9
+#define RS_STMT_MAX_PARAMS 11
 #define RS_STMT_MAX_COLS 10
 
 struct rs_stmt_def {
@@ -124,6 +126,10 @@ struct rs_stmt_def {
 	const char *sqlite_sql; /* SQLite's own spelling, for the rare statement
 				 * with no portable one (a catalog read); NULL:
 				 * sql.  The SQLite backend runs it instead. */
+	bool arrays;         /* array parameters (PostgreSQL's dialect, each a
+			      * text holding an array literal): run only by a
+			      * backend's batch hooks (read_sessions,
+			      * write_sessions), never by rs_store_exec() */
 };
 
 /* Indexed by enum rs_stmt (store_sql.c). */
@@ -142,6 +148,12 @@ enum rs_txn {
 typedef int (*rs_db_row_fn)(void *ctx, const struct rs_db_value *cols, size_t n_cols);
 
 struct rs_db; /* a backend's connection */
+
+/* A change of one gateway's attached count (gateways.attached). */
+struct rs_attached_delta {
+	const char *gateway_id;
+	int64_t delta;
+};
 
 struct rs_store_backend {
 	const char *scheme; /* its name: the main URL scheme it serves (store.c's
@@ -178,6 +190,22 @@ struct rs_store_backend {
 	 * up to a second old).  Returns 0, or -ENOENT when no begin() has
 	 * measured it on this connection. */
 	int (*clock)(struct rs_db *db, int64_t *skew_ms);
+
+	/* Optional, both or neither (NULL: store_members.c runs
+	 * RS_STMT_SESSION_GET per member, RS_STMT_SESSION_UPSERT per row and
+	 * RS_STMT_GATEWAY_ATTACHED_ADD per gateway, which costs nothing more
+	 * than a loop in process: SQLite).  For a server, where every
+	 * statement is a round trip, a batch's members in one statement each
+	 * way.  read_sessions() calls on_row once per existing session row of
+	 * ids[0..n-1] (the session columns of RS_STMT_SESSION_GET, in any
+	 * order).  write_sessions() upserts rows[0..n-1] (distinct member ids:
+	 * ON CONFLICT touches a row once per statement) with heartbeat now_ms
+	 * and adds deltas[0..n_deltas-1] to their gateways' attached counts (a
+	 * gateway without a row: nothing), in one statement, so the session
+	 * triggers fire per row exactly as n upserts would fire them. */
+	int (*read_sessions)(struct rs_db *db, const char *const *ids, size_t n, rs_db_row_fn on_row, void *ctx);
+	int (*write_sessions)(struct rs_db *db, const struct rs_session_row *rows, size_t n, int64_t now_ms,
+			      const struct rs_attached_delta *deltas, size_t n_deltas);
 };
 
 extern const struct rs_store_backend rs_store_sqlite_backend;

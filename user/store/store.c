@@ -59,6 +59,8 @@ bool rs_store_text_ok(const char *s, size_t max)
 int rs_store_exec(struct rs_store *st, enum rs_stmt stmt, const struct rs_db_value *params, rs_db_row_fn on_row,
 		  void *ctx, uint64_t *changes)
 {
+	if ((unsigned)stmt < RS_STMT_COUNT && rs_store_stmts[stmt].arrays)
+		return -EINVAL; /* a batch hook's own (backend.h) */
 	st->statements++;
 	return st->be->exec(st->db, stmt, params, on_row, ctx, changes);
 }

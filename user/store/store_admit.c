@@ -19,13 +19,16 @@
  * (admit_ok) fails alone, -EINVAL in its errs[]: never its batch.
  *
  * A batch reads the snapshot once and keeps it current in memory as it
- * writes each item's row (the old row's count leaves its gateway, the new
+ * decides each item's row (the old row's count leaves its gateway, the new
  * one's joins the target), which is exactly what re-reading it would
  * give: the time is one for the whole batch, so no gateway's liveness and
  * no reservation's expiry changes within it, and the loads count nothing
- * but rows (store_sql.c).  Each item reads its member's row afresh, so an
- * item sees the rows of the items before it.  Hence a batch decides what
- * its items admitted one at a time in order would (tests/unit compares).
+ * but rows (store_sql.c).  Its members' rows are read together before
+ * the first decision and written together after the last
+ * (store_members.h: one statement each way on PostgreSQL, whatever the
+ * batch's size); each item reads its member's row from that table as the
+ * items before it left it.  Hence a batch decides what its items admitted
+ * one at a time in order would (tests/unit compares).
  *
  * A handoff (a->handoff) is one step of a draining gateway's plan, decided
  * exactly as rs_drain_plan() decides it over the same snapshot (the
@@ -50,6 +53,7 @@
 #include "ringsteer/placer.h"
 #include "ringsteer/proto.h"
 #include "store_internal.h"
+#include "store_members.h"
 #include "store_snapshot.h"
 
 /* A batch in its transaction.  Decisions go straight to the items' out
@@ -60,6 +64,7 @@ struct batch {
 	int *errs;
 	int64_t now_ms; /* the caller's (the body reads it on the store's clock) */
 	size_t written; /* items whose rows were written */
+	struct rs_member_table members; /* the valid items' members' rows */
 };
 
 /* The body's "nothing was written: roll back" (positive, never an errno). */
@@ -73,9 +78,11 @@ struct member_facts {
 	const char *source;
 };
 
-static int write_member_row(struct rs_store *st, const struct rs_admit *a, const struct rs_member_row *before,
-			    const struct member_facts *facts, const char *gateway_id, enum rs_session_state state,
-			    int64_t expires_ms)
+/* Sets the member's row in the batch's table (written when the batch
+ * ends): what a later item of the member reads. */
+static void set_member_row(struct rs_member_slot *slot, const struct rs_admit *a,
+			   const struct member_facts *facts, const char *gateway_id, enum rs_session_state state,
+			   int64_t now, int64_t expires_ms)
 {
 	struct rs_session_row r = { .epoch = a->epoch, .sandboxes = facts->sandboxes, .expires_ms = expires_ms,
 				    .state = (uint8_t)state };
@@ -84,7 +91,7 @@ static int write_member_row(struct rs_store *st, const struct rs_admit *a, const
 	snprintf(r.instance_id, sizeof(r.instance_id), "%s", facts->instance_id);
 	snprintf(r.gateway_id, sizeof(r.gateway_id), "%s", gateway_id);
 	snprintf(r.source, sizeof(r.source), "%s", facts->source);
-	return rs_store_member_write(st, before, &r, rs_store_now(st, a->now_ms));
+	rs_member_table_set(slot, &r, now);
 }
 
 /* The arrival kind a's flags say (admit_ok() refuses handoff with
@@ -151,14 +158,16 @@ int rs_store_move_load(struct rs_store *st, int from, int to)
 	return err == -ERANGE ? -EIO : err;
 }
 
-/* Decides item a (deciding gateway: ring index at) and writes its row.
- * Returns 0, -ESTALE or -ENOENT (the item's own outcome, nothing written
+/* Decides item a (deciding gateway: ring index at) and sets its row in
+ * the batch's table.  Returns 0, -ESTALE or -ENOENT (the item's own outcome, nothing written
  * for it), or an error that ends the batch. */
-static int admit_one(struct rs_store *st, struct rs_admit *a, int at)
+static int admit_one(struct rs_store *st, struct rs_member_table *members, struct rs_admit *a, int at)
 {
 	const struct rs_gateway_row *here = &st->live.rows[at], *target;
 	struct rs_admit_input in = { .member_id = a->member_id, .kind = kind_of(a), .at = at, .liveness = a->liveness };
 	struct rs_admit_outcome o;
+	struct rs_member_slot *slot = rs_member_table_find(members, a->member_id);
+	int64_t now = rs_store_now(st, a->now_ms);
 	struct rs_member_row m;
 	struct member_facts facts = {
 		.instance_id = a->instance_id ? a->instance_id : "",
@@ -167,11 +176,12 @@ static int admit_one(struct rs_store *st, struct rs_admit *a, int at)
 	};
 	int err;
 
-	err = rs_store_member_row(st, a->member_id, &m);
+	if (!slot)
+		return -EIO; /* every valid item's member was read */
+	m = slot->row;
+	err = check_member_row(st, in.kind, a, &m);
 	if (!err)
-		err = check_member_row(st, in.kind, a, &m);
-	if (!err)
-		err = rs_store_stale_record(st, &m, rs_store_now(st, a->now_ms), &in.record_at);
+		err = rs_store_stale_record(st, &m, now, &in.record_at);
 	if (err)
 		return err;
 	in.record = rs_store_record_kind(&m, in.record_at);
@@ -192,16 +202,15 @@ static int admit_one(struct rs_store *st, struct rs_admit *a, int at)
 		return 0;
 	}
 	target = &st->live.rows[o.decision.gateway];
-	if (target == here)
-		err = write_member_row(st, a, &m, &facts, target->id, RS_SESSION_ACTIVE,
-				       rs_store_time_add(rs_store_now(st, a->now_ms), st->opt.ttl_ms));
-	else
-		err = write_member_row(st, a, &m, &facts, target->id, RS_SESSION_PENDING,
-				       rs_store_time_add(rs_store_now(st, a->now_ms), st->opt.reservation_ms));
-	if (!err)
-		err = rs_store_move_load(st, in.record_at, (int)o.decision.gateway);
+	err = rs_store_move_load(st, in.record_at, (int)o.decision.gateway);
 	if (err)
 		return err;
+	if (target == here)
+		set_member_row(slot, a, &facts, target->id, RS_SESSION_ACTIVE, now,
+			       rs_store_time_add(now, st->opt.ttl_ms));
+	else
+		set_member_row(slot, a, &facts, target->id, RS_SESSION_PENDING, now,
+			       rs_store_time_add(now, st->opt.reservation_ms));
 	a->accepted = target == here;
 	a->fallback = o.fallback;
 	a->decision = o.decision;
@@ -231,6 +240,23 @@ static bool admit_ok(const struct rs_admit *a, const struct rs_admit *first)
 	       strcmp(a->gateway_id, first->gateway_id) == 0 && a->now_ms == first->now_ms;
 }
 
+/* Reads the members of b's valid items into b->members. */
+static int read_members(struct rs_store *st, struct batch *b)
+{
+	const char **ids = malloc(b->n * sizeof(*ids));
+	size_t n = 0;
+	int err;
+
+	if (!ids)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->n; i++)
+		if (admit_ok(&b->a[i], &b->a[0]))
+			ids[n++] = b->a[i].member_id;
+	err = rs_member_table_read(st, &b->members, ids, n);
+	free(ids);
+	return err;
+}
+
 static int admit_batch(struct rs_store *st, void *arg)
 {
 	struct batch *b = arg;
@@ -238,6 +264,7 @@ static int admit_batch(struct rs_store *st, void *arg)
 	int64_t now = rs_store_now(st, b->now_ms);
 	int err;
 
+	b->written = 0; /* a body run again after a rollback starts afresh */
 	err = rs_store_gateway_touch(st, b->a[0].gateway_id, now);
 	if (err)
 		return err;
@@ -248,6 +275,8 @@ static int admit_batch(struct rs_store *st, void *arg)
 	if (!here)
 		return -EIO; /* its heartbeat was just written: it must be live */
 	err = rs_store_load_placer(st, now);
+	if (!err)
+		err = read_members(st, b);
 	if (err)
 		return err;
 	for (size_t i = 0; i < b->n; i++) {
@@ -257,7 +286,7 @@ static int admit_batch(struct rs_store *st, void *arg)
 			b->errs[i] = -EINVAL;
 			continue;
 		}
-		err = admit_one(st, &b->a[i], (int)(here - st->live.rows));
+		err = admit_one(st, &b->members, &b->a[i], (int)(here - st->live.rows));
 		if (err && err != -ESTALE && err != -ENOENT)
 			return err;
 		b->errs[i] = err;
@@ -265,7 +294,9 @@ static int admit_batch(struct rs_store *st, void *arg)
 	}
 	/* n admissions that all failed would have written nothing, not even
 	 * the heartbeat: so neither does the batch. */
-	return b->written ? 0 : BATCH_NOTHING_WRITTEN;
+	if (!b->written)
+		return BATCH_NOTHING_WRITTEN;
+	return rs_member_table_write(st, &b->members, now);
 }
 
 int rs_store_admit_batch(struct rs_store *st, struct rs_admit *a, size_t n, int *errs)
@@ -292,6 +323,7 @@ int rs_store_admit_batch(struct rs_store *st, struct rs_admit *a, size_t n, int 
 		return err; /* nothing to decide: errs[] says why */
 	b.now_ms = a[0].now_ms;
 	err = rs_store_txn(st, RS_TXN_WRITE, admit_batch, &b);
+	rs_member_table_free(&b.members);
 	if (err == BATCH_NOTHING_WRITTEN)
 		return 0; /* errs[] says why, item by item */
 	if (err)

@@ -79,6 +79,7 @@
 #include "store_internal.h"
 #include "store_pg_cancel.h"
 #include "store_pg_error.h"
+#include "store_pg_batch.h"
 #include "store_pg_hook.h"
 
 /* The writers' advisory lock: "ringster" in ASCII.  Every ringsteer store
@@ -1019,4 +1020,6 @@ const struct rs_store_backend rs_store_pg_backend = {
 	.watch = pg_watch,
 	.watch_consume = pg_watch_consume,
 	.clock = pg_clock,
+	.read_sessions = rs_pg_read_sessions,
+	.write_sessions = rs_pg_write_sessions,
 };

@@ -193,4 +193,31 @@ const struct rs_stmt_def rs_store_stmts[RS_STMT_COUNT] = {
 	[RS_STMT_SESSIONS_LIVE] = {
 		"SELECT " SESSION_COLS ", g.heartbeat_ms FROM sessions s JOIN gateways g ON g.id = s.gateway_id"
 		" WHERE g.heartbeat_ms >= $1 AND " SESSION_COUNTS, 2, 10 },
+
+	/* A batch's member rows in one round trip each way (backend.h,
+	 * read_sessions and write_sessions; PostgreSQL's arrays, so flagged
+	 * arrays and run by no other backend). */
+	/* $1 member ids (text[]) -> session columns, the rows there are */
+	[RS_STMT_SESSIONS_GET_MANY] = {
+		"SELECT " SESSION_COLS " FROM sessions s WHERE s.member_id = ANY ($1::text[])", 1, 9, false, NULL,
+		true },
+	/* $1..$8 the session columns but heartbeat_ms, as parallel arrays
+	 * (member ids distinct), $9 heartbeat_ms; $10 gateway ids, $11 deltas
+	 * (parallel arrays) added to those gateways' attached counts.  One
+	 * statement: the upsert a CTE (it runs whatever the outer UPDATE
+	 * touches), each row exactly RS_STMT_SESSION_UPSERT's. */
+	[RS_STMT_SESSIONS_WRITE_MANY] = {
+		"WITH d (member_id, instance_id, epoch, gateway_id, sandboxes, source, expires_ms, state) AS"
+		" (SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::text[],"
+		" $7::bigint[], $8::bigint[])),"
+		" w AS (INSERT INTO sessions (member_id, instance_id, epoch, gateway_id, sandboxes, source,"
+		" heartbeat_ms, expires_ms, state) SELECT member_id, instance_id, epoch, gateway_id, sandboxes, source,"
+		" $9::bigint, expires_ms, state FROM d"
+		" ON CONFLICT (member_id) DO UPDATE SET instance_id = excluded.instance_id,"
+		" epoch = excluded.epoch, gateway_id = excluded.gateway_id, sandboxes = excluded.sandboxes,"
+		" source = excluded.source, heartbeat_ms = excluded.heartbeat_ms,"
+		" expires_ms = excluded.expires_ms, state = excluded.state)"
+		" UPDATE gateways g SET attached = g.attached + a.delta"
+		" FROM unnest($10::text[], $11::bigint[]) AS a (id, delta) WHERE g.id = a.id", 11, 0, false, NULL,
+		true },
 };
