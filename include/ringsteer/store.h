@@ -275,10 +275,13 @@ RS_EXPORT int rs_store_admit(struct rs_store *st, struct rs_admit *a);
 
 /* Arrivals pending together at one gateway, decided in one write
  * transaction: the deciding gateway's heartbeat refreshed once, ring and
- * loads read once, then a[0..n) decided in order, each exactly as
- * rs_store_admit() decides it, each written before the next is decided
- * (a later item of the same member sees the earlier one's row): the result
- * equals admitting them one at a time in that order.  errs[i] receives
+ * loads read once, the items' members' rows read once, then a[0..n)
+ * decided in order, each exactly as rs_store_admit() decides it, each
+ * item's row kept in memory before the next is decided (a later item of
+ * the same member sees the earlier one's row), and every member's last row
+ * written at the end: the result equals admitting them one at a time in
+ * that order.  On PostgreSQL a batch costs the same round trips whatever
+ * its size (the rows read in one statement and written in one).  errs[i] receives
  * item i's outcome: 0 (a->accepted, decision and target set), -ESTALE or
  * -ENOENT (as rs_store_admit(); nothing written for it), or -EINVAL for an
  * item rs_store_admit() would refuse so (an epoch above INT64_MAX, a bad
