@@ -405,7 +405,9 @@ valgrind: deps all
 
 # The bench_* programs run here, PostgreSQL columns on a throwaway server
 # started here; bench_store (placements per second against 0 and 40,000
-# rows, SQLite and PostgreSQL) runs inside bench/scale.sh, last.
+# rows, SQLite and PostgreSQL) runs inside bench/scale.sh; then
+# bench/store_pgbench.sh puts its best batched PostgreSQL cell against
+# pgbench's TPC-B on a server of its own.
 bench: deps all $(BENCH_BINS)
 	@dir=$$(mktemp -d /tmp/rs-pg-XXXXXX) || exit 1; \
 	url=$$(tests/pg/pg_server.sh start $$dir) || { echo "(no PostgreSQL server: its column is skipped)"; url=; }; \
@@ -418,6 +420,7 @@ bench: deps all $(BENCH_BINS)
 	@echo "== bench/connect_steer.sh"; bench/connect_steer.sh $(BUILD)
 	@echo "== bench/tls_cost.sh"; bench/tls_cost.sh $(BUILD)
 	@echo "== bench/scale.sh"; bench/scale.sh $(BUILD)
+	@echo "== bench/store_pgbench.sh"; bench/store_pgbench.sh $(BUILD) || tests/skip_status.sh $$? bench/store_pgbench.sh
 	@echo "== bench/core_before_after.sh"; bench/core_before_after.sh $(BUILD)
 	@echo "== bench/fleet.sh"; bench/fleet.sh $(BUILD) || [ $$? = 77 ]
 

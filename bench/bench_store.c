@@ -12,6 +12,8 @@
  * URL (tests/pg/pg_server.sh start prints one), in a database of its own.
  * Each cell runs RS_BENCH_SECONDS (default 2) on a fresh store.  Goal: the
  * two row counts within 20% of each other in every cell.
+ * RS_BENCH_ONLY=pg-batch runs the PostgreSQL batched cells alone (what
+ * bench/store_pgbench.sh compares with pgbench's TPC-B).
  *
  * The rows are what a busy fleet holds: active sessions spread over the 4
  * gateways (each gateway's attached count), every tenth a reservation
@@ -230,14 +232,14 @@ static int fresh(const char *pg_base, const char *dir, unsigned cell, char *url,
 	return 0;
 }
 
-static int run_backend(const char *name, const char *pg_base, const char *dir, double seconds)
+static int run_backend(const char *name, const char *pg_base, const char *dir, double seconds, bool batch_only)
 {
 	double rates[3][WIDTHS][PRELOADS];
 	char url[700];
 	unsigned cell = 0;
 
 	for (int mode = 0; mode < 3; mode++)
-		for (size_t w = 0; w < mode_widths(mode); w++)
+		for (size_t w = 0; w < mode_widths(mode) && (!batch_only || mode == 1); w++)
 			for (size_t p = 0; p < PRELOADS; p++) {
 				int err = fresh(pg_base, dir, cell++, url, sizeof(url));
 
@@ -256,7 +258,7 @@ static int run_backend(const char *name, const char *pg_base, const char *dir, d
 	       seconds);
 	printf("%-28s %12s %12s %10s\n", "arrivals", "0 rows", "40000 rows", "40k/0");
 	for (int mode = 0; mode < 3; mode++)
-		for (size_t w = 0; w < mode_widths(mode); w++) {
+		for (size_t w = 0; w < mode_widths(mode) && (!batch_only || mode == 1); w++) {
 			static const char *const fmt[3] = { "%u concurrent (handles)", "batches of %u (1 handle)",
 							    "steers, batches of %u" };
 			char label[40];
@@ -272,6 +274,8 @@ int main(void)
 {
 	const char *pg_base = getenv("RS_BENCH_PG_URL");
 	const char *secs = getenv("RS_BENCH_SECONDS");
+	const char *only = getenv("RS_BENCH_ONLY");
+	bool pg_batch_only = only && strcmp(only, "pg-batch") == 0;
 	double seconds = secs ? atof(secs) : 2.0;
 	char dir[] = "/tmp/rs-bench-rows-XXXXXX", cmd[96];
 	int err;
@@ -282,7 +286,7 @@ int main(void)
 		perror("bench_store_rows: mkdtemp");
 		return 1;
 	}
-	err = run_backend("sqlite", NULL, dir, seconds);
+	err = pg_batch_only ? 0 : run_backend("sqlite", NULL, dir, seconds, false);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "bench_store_rows: could not remove %s\n", dir);
@@ -291,7 +295,7 @@ int main(void)
 	if (pg_base && pg_base[0]) {
 		char sql[128];
 
-		err = run_backend("postgres", pg_base, dir, seconds);
+		err = run_backend("postgres", pg_base, dir, seconds, pg_batch_only);
 		snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS rs_bench_rows_%ld WITH (FORCE)", (long)getpid());
 		pg_admin(pg_base, sql);
 		if (err)
