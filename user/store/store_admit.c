@@ -63,7 +63,7 @@ struct batch {
 	size_t n;
 	int *errs;
 	int64_t now_ms; /* the caller's (the body reads it on the store's clock) */
-	size_t written; /* items whose rows were written */
+	size_t written; /* items whose rows were set (written at the end) */
 	struct rs_member_table members; /* the valid items' members' rows */
 };
 
@@ -159,8 +159,8 @@ int rs_store_move_load(struct rs_store *st, int from, int to)
 }
 
 /* Decides item a (deciding gateway: ring index at) and sets its row in
- * the batch's table.  Returns 0, -ESTALE or -ENOENT (the item's own outcome, nothing written
- * for it), or an error that ends the batch. */
+ * the batch's table.  Returns 0, -ESTALE or -ENOENT (the item's own
+ * outcome, nothing set for it), or an error that ends the batch. */
 static int admit_one(struct rs_store *st, struct rs_member_table *members, struct rs_admit *a, int at)
 {
 	const struct rs_gateway_row *here = &st->live.rows[at], *target;
@@ -240,7 +240,8 @@ static bool admit_ok(const struct rs_admit *a, const struct rs_admit *first)
 	       strcmp(a->gateway_id, first->gateway_id) == 0 && a->now_ms == first->now_ms;
 }
 
-/* Reads the members of b's valid items into b->members. */
+/* Reads the members of b's valid items into b->members.  (n pointers fit
+ * where the caller's n items do.) */
 static int read_members(struct rs_store *st, struct batch *b)
 {
 	const char **ids = malloc(b->n * sizeof(*ids));
