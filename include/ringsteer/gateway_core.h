@@ -71,7 +71,7 @@ enum rs_gw_reject {
 	RS_GW_REJECT_HELLO_TIMEOUT,
 	RS_GW_REJECT_SUPERSEDED,
 	RS_GW_REJECT_UNAVAILABLE,
-	RS_GW_REJECT_LIMIT,             /* reserved label, kept for existing queries: unused */
+	RS_GW_REJECT_LIMIT,             /* the admission queue: past its deadline, or shed (REJECT LIMIT) */
 	RS_GW_REJECT_FRAME_TOO_LARGE,   /* a frame announced more than max_frame */
 	RS_GW_REJECT_UNAUTH_PER_SOURCE, /* the caller's per-source limit at accept */
 	RS_GW_REJECT_UNAUTH_TOTAL,      /* the caller's total limit at accept */
@@ -105,7 +105,14 @@ struct rs_gw_core_config {
 	bool registered;            /* the store already has our row (the caller registered) */
 	struct rs_drain_config drain;
 	uint32_t store_queue_max;   /* store requests unanswered past which arrivals go degraded (0: default) */
+	/* How long an arrival may wait for its admission (0: RS_GW_ADMIT_DEADLINE_DEFAULT_MS,
+	 * the member's dial deadline): one still queued then, or that the
+	 * queue ahead of it would keep longer, is refused with REJECT LIMIT
+	 * and a retry hint instead of being admitted after its member left. */
+	uint32_t admit_deadline_ms;
 };
+
+#define RS_GW_ADMIT_DEADLINE_DEFAULT_MS 2000 /* rs_mc_config.dial_timeout_ms's usual value */
 
 struct rs_gw_callbacks {
 	/* Queue frame f on the link. */
@@ -156,6 +163,10 @@ struct rs_gw_counters {
 	/* store_errors by rs_store_error_kind(): a full disk, a read-only or
 	 * damaged store each want a person, "unavailable" mostly waiting */
 	uint64_t store_errors_kind[RS_STORE_ERROR_KINDS];
+	/* Goodput under overload: arrivals the store was not (or no longer) asked about. */
+	uint64_t arrivals_expired;    /* their link closed before the store answered: dropped unadmitted */
+	uint64_t arrivals_timed_out;  /* still queued at admit_deadline_ms: REJECT LIMIT */
+	uint64_t arrivals_shed;       /* the queue ahead would outlast admit_deadline_ms: REJECT LIMIT at once */
 };
 
 struct rs_gw_gauges {

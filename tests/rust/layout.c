@@ -36,7 +36,7 @@ int main(void)
 	F(rs_gw_core_config, handoff_timeout_ms); F(rs_gw_core_config, home_grace_ms);
 	F(rs_gw_core_config, token_ttl_s); F(rs_gw_core_config, max_frame); F(rs_gw_core_config, max_sessions);
 	F(rs_gw_core_config, limit_retry_ms); F(rs_gw_core_config, no_placement); F(rs_gw_core_config, registered);
-	F(rs_gw_core_config, drain); F(rs_gw_core_config, store_queue_max);
+	F(rs_gw_core_config, drain); F(rs_gw_core_config, store_queue_max); F(rs_gw_core_config, admit_deadline_ms);
 	ST(rs_gw_callbacks);
 	F(rs_gw_callbacks, send); F(rs_gw_callbacks, close); F(rs_gw_callbacks, resume); F(rs_gw_callbacks, store);
 	F(rs_gw_callbacks, peer_is); F(rs_gw_callbacks, log); F(rs_gw_callbacks, exit);
@@ -50,7 +50,8 @@ int main(void)
 	F(rs_gw_counters, store_batches); F(rs_gw_counters, store_batched); F(rs_gw_counters, store_cancelled);
 	F(rs_gw_counters, store_statements); F(rs_gw_counters, refresh_limited);
 	F(rs_gw_counters, sandboxes_coalesced); F(rs_gw_counters, store_queue_full);
-	F(rs_gw_counters, store_errors_kind);
+	F(rs_gw_counters, store_errors_kind); F(rs_gw_counters, arrivals_expired);
+	F(rs_gw_counters, arrivals_timed_out); F(rs_gw_counters, arrivals_shed);
 	ST(rs_gw_gauges);
 	F(rs_gw_gauges, supervisors); F(rs_gw_gauges, busiest); F(rs_gw_gauges, unrecorded);
 	F(rs_gw_gauges, deferred_pending); F(rs_gw_gauges, store_queue); F(rs_gw_gauges, store_up);

@@ -118,6 +118,19 @@ static void render(const void *ctx, struct evbuffer *b)
 	       "Queued admissions answered unavailable (accepted degraded) behind a store call past --store-timeout.");
 	evbuffer_add_printf(b, "ringsteer_gateway_store_cancelled_total{gateway=\"%s\"} %llu\n", id,
 			    (unsigned long long)k->store_cancelled);
+	/* Goodput under overload: arrivals that cost the store nothing more. */
+	rs_metrics_family(b, "ringsteer_gateway_arrivals_expired_total", "counter",
+	       "Arrivals whose connection closed before the store answered (their supervisor gave up): dropped unadmitted, or their answer discarded.");
+	evbuffer_add_printf(b, "ringsteer_gateway_arrivals_expired_total{gateway=\"%s\"} %llu\n", id,
+			    (unsigned long long)k->arrivals_expired);
+	rs_metrics_family(b, "ringsteer_gateway_arrivals_timed_out_total", "counter",
+	       "Arrivals still queued for the store at --admit-deadline: refused with REJECT LIMIT and a retry hint.");
+	evbuffer_add_printf(b, "ringsteer_gateway_arrivals_timed_out_total{gateway=\"%s\"} %llu\n", id,
+			    (unsigned long long)k->arrivals_timed_out);
+	rs_metrics_family(b, "ringsteer_gateway_arrivals_shed_total", "counter",
+	       "Arrivals refused at once with REJECT LIMIT and a retry hint: the store's recent pace would not clear the queue ahead of them within --admit-deadline.");
+	evbuffer_add_printf(b, "ringsteer_gateway_arrivals_shed_total{gateway=\"%s\"} %llu\n", id,
+			    (unsigned long long)k->arrivals_shed);
 	rs_metrics_family(b, "ringsteer_gateway_unsent_closed_total", "counter",
 			  "Connections closed because more than --max-unsent bytes waited for a peer that did not read.");
 	evbuffer_add_printf(b, "ringsteer_gateway_unsent_closed_total{gateway=\"%s\"} %llu\n", id,

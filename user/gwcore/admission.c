@@ -6,7 +6,9 @@
  * accepts the arrival where it landed, unrecorded (claim.c records it
  * later); a draining one refuses it.  An arrival that would be attached
  * beyond max_sessions is refused with REJECT LIMIT and a retry hint, on
- * every accept path. */
+ * every accept path.  Under overload an arrival is refused with REJECT
+ * LIMIT and a retry hint instead (overload.c): shed at once when the queue
+ * would outlast its member's patience, or still queued at its deadline. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -124,10 +126,12 @@ void gwc_admission_answered(struct rs_gw_core *core, struct gwc_item *it, const 
 			strerror(-err), NULL);
 	}
 	if (!l) {
-		/* It left while the store decided: an attachment here is taken
-		 * back (a redirect's reservation lapses on its own). */
+		/* It left while the store decided (its member gave up waiting):
+		 * an attachment here is taken back, its place not kept, for it
+		 * never heard its ACCEPT (a redirect's reservation lapses on
+		 * its own). */
 		if (!err && a->accepted)
-			gwc_end_session(core, it->member_id, a->epoch, true);
+			gwc_end_session(core, it->member_id, a->epoch, false);
 		return;
 	}
 	l->req = NULL;
@@ -223,5 +227,13 @@ void gwc_hello(struct rs_gw_link *l, const struct rs_hello *h)
 		gwc_placement_failed(l, -EIO, false);
 		return;
 	}
+	/* A queue the store would not clear before this member gives up:
+	 * refused now with a hint, rather than admitted after it left. */
+	if (gwc_pace_would_shed(core)) {
+		gwc_pace_refuse(l, true);
+		return;
+	}
+	l->placing_ms = core->now.mono_ms;
+	gwc_deadline_set(&core->admit_dl, l, l->placing_ms + core->cfg.admit_deadline_ms);
 	gwc_admit_enqueue(l);
 }

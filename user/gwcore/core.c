@@ -27,6 +27,8 @@ int rs_gw_core_new(const struct rs_gw_core_config *cfg, const struct rs_gw_callb
 	core->token_max_ttl_s = cfg->token_ttl_s > RS_GW_TOKEN_MAX_TTL_DEFAULT ? cfg->token_ttl_s : RS_GW_TOKEN_MAX_TTL_DEFAULT;
 	if (!core->cfg.store_queue_max)
 		core->cfg.store_queue_max = GWC_STORE_QUEUE_MAX_DEFAULT;
+	if (!core->cfg.admit_deadline_ms)
+		core->cfg.admit_deadline_ms = RS_GW_ADMIT_DEADLINE_DEFAULT_MS;
 	core->cb = *cb;
 	core->user = user;
 	core->now = now;
@@ -240,6 +242,10 @@ void rs_gw_core_link_closed(struct rs_gw_core *core, struct rs_gw_link *l, enum 
 		gwc_log(core, "info", "event", "disconnected", "member", l->member_id, NULL);
 	if (end != RS_GW_LINK_FLUSHED)
 		handoff_left(l);
+	/* Its member gave up before the store answered: dropped from the
+	 * queue unasked, or its answer discarded (gwc_admission_answered). */
+	if (l->state == RS_GW_PLACING)
+		core->counters.arrivals_expired++;
 	if (gwc_attached_state(l->state) && l->state != RS_GW_DEGRADED && l->state != RS_GW_CLAIMING)
 		gwc_end_session(core, l->member_id, l->epoch, true);
 	gwc_req_forget(l);
@@ -264,6 +270,8 @@ static void cancel_queued(struct rs_gw_core *core);
 static void admit_answered(struct rs_gw_core *core, struct gwc_req *req, int err)
 {
 	core->admit_in_flight = false;
+	if (!err)
+		gwc_pace_batch_answered(core, req->n, req->queued_ms);
 	for (size_t i = 0; i < req->n; i++) {
 		int e = err ? err : req->errs[i];
 
@@ -389,6 +397,8 @@ int64_t rs_gw_core_next_wake(const struct rs_gw_core *core)
 		t = earliest(t, core->hello_dl.head->deadline_ms);
 	if (core->handoff_dl.head)
 		t = earliest(t, core->handoff_dl.head->deadline_ms);
+	if (core->admit_dl.head)
+		t = earliest(t, core->admit_dl.head->deadline_ms);
 	return t;
 }
 
@@ -412,6 +422,13 @@ static void deadlines_due(struct rs_gw_core *core)
 		core->counters.handoffs_timed_out++;
 		gwc_log(core, "warn", "event", "handoff_timeout", "member", l->member_id, NULL);
 		gwc_goodbye(l, RS_GOODBYE_SHUTDOWN, "handoff deadline passed");
+	}
+	/* Still queued at its member's dial deadline: told to come back later
+	 * rather than admitted after it has gone. */
+	while ((l = core->admit_dl.head) && l->deadline_ms <= core->now.mono_ms) {
+		gwc_deadline_clear(l);
+		gwc_req_forget(l);
+		gwc_pace_refuse(l, false);
 	}
 }
 

@@ -4,7 +4,8 @@
  * rs_gw_link it owns.  Files, lowest first, each calling only those before
  * it: log.c, link.c (links, states and their counts, the member index, frames and
  * closes out, logging), store_queue.c (requests out, the admission queue
- * and its batches, the store's health, session ends), rounds.c, move.c
+ * and its batches, the store's health, session ends), overload.c (the
+ * queue's pace: its deadline, shedding and retry hints), rounds.c, move.c
  * (handoffs and deferred placements asked), claim.c (claims and the
  * deferred placements' pacing), drain.c, admission.c (HELLO to ACCEPT or
  * REDIRECT), heartbeat.c, core.c (the public events, answers dispatched). */
@@ -23,6 +24,8 @@
  * ledger runs 1,100 to 2,700 transactions a second; 5 s heartbeats), so a
  * storm, which batching keeps to one admission in flight, never trips it. */
 #define GWC_STORE_QUEUE_MAX_DEFAULT 8192
+#define GWC_PACE_SAMPLES 8 /* full batches the store's pace is judged on */
+#define GWC_RETRY_HINT_DEADLINES 4 /* a shed arrival's retry hint is at most this many deadlines */
 
 struct gwc_member;
 struct gwc_req;
@@ -51,6 +54,7 @@ struct rs_gw_link {
 	bool sandboxes_owed;                  /* a count the store has not been told */
 	int64_t refresh_next_ms;              /* a REFRESH before this is dropped (one per heartbeat) */
 	int64_t sandboxes_next_ms;            /* a count before this waits for the heartbeat's write */
+	int64_t placing_ms;                   /* monotonic: when its HELLO was read (PLACING) */
 	bool liveness;                        /* its third fallback round refused here */
 	uint8_t hello_flags;
 	uint64_t epoch;
@@ -86,9 +90,15 @@ struct rs_gw_core {
 	struct gwc_member *members;
 	size_t n_state[RS_GW_STATE_COUNT];
 	struct gwc_deadlines hello_dl, handoff_dl;
+	struct gwc_deadlines admit_dl;       /* arrivals queued, not handed to the store yet */
 	struct rs_gw_link *queue_head, *queue_tail; /* admissions waiting for a batch */
 	size_t n_queued;
 	bool admit_in_flight;                /* one batch at a time: the next takes all that waited */
+	int64_t admit_sent_ms;               /* monotonic: when the batch in flight was handed out */
+	int64_t full_batch_ms[GWC_PACE_SAMPLES]; /* how long recent full batches took, handed out to answered */
+	size_t n_full_batches;               /* samples held (at most GWC_PACE_SAMPLES) */
+	size_t full_batch_next;              /* the sample the next full batch replaces */
+	bool shedding;                       /* shed an arrival in this backlog (logged once per backlog) */
 	size_t n_requests;                   /* handed out, not answered */
 	bool queue_full;                     /* n_requests reached cfg.store_queue_max (logged once per episode) */
 	struct gwc_owed *owed;
@@ -189,6 +199,18 @@ void gwc_flush_owed(struct rs_gw_core *core);
 void gwc_owe(struct rs_gw_core *core, const char *member_id, uint64_t epoch, bool keep_place);
 /* Sends l's sandbox count; -EIO at once when the store is known away. */
 int gwc_send_sandboxes(struct rs_gw_link *l);
+
+/* ---- overload.c ---- */
+/* A batch of n admissions handed out at sent_ms was answered: a full one
+ * is a sample of the store's pace; a partial one ends the backlog. */
+void gwc_pace_batch_answered(struct rs_gw_core *core, size_t n, int64_t sent_ms);
+/* Whether an arrival queued now would wait past admit_deadline_ms by the
+ * store's recent pace; never while it would be in the next batch. */
+bool gwc_pace_would_shed(const struct rs_gw_core *core);
+/* The retry hint for an arrival of member refused for the queue's sake. */
+uint32_t gwc_pace_retry_ms(const struct rs_gw_core *core, const char *member_id);
+/* Refuses l (PLACING, out of the queue) with REJECT LIMIT and the hint. */
+void gwc_pace_refuse(struct rs_gw_link *l, bool shed);
 
 /* ---- rounds.c ---- */
 uint32_t gwc_rounds_get(struct rs_gw_core *core, const char *member_id);

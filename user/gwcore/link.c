@@ -2,7 +2,7 @@
 /* link.c - the gateway core's links: their states, counted per state as
  * they change (the one place a count moves, so the gauges are the states),
  * the member index (an arrival finds its member's other links in O(1):
- * uthash), the two deadline lists, and what goes out on a link: frames,
+ * uthash), the deadline lists, and what goes out on a link: frames,
  * refusals (counted by reason; the floods a peer can cause without a token
  * are rate limited in the log), closes.  Leaving an attached state ends
  * the session in the store here and nowhere else. */
@@ -217,6 +217,7 @@ static const bool reject_floods[RS_GW_REJECT_COUNT] = {
 	[RS_GW_REJECT_BAD_TOKEN] = true,       [RS_GW_REJECT_HELLO_TIMEOUT] = true,
 	[RS_GW_REJECT_FRAME_TOO_LARGE] = true, [RS_GW_REJECT_UNAUTH_PER_SOURCE] = true,
 	[RS_GW_REJECT_UNAUTH_TOTAL] = true,    [RS_GW_REJECT_TLS_HANDSHAKE] = true,
+	[RS_GW_REJECT_LIMIT] = true, /* authenticated, but shed by the thousand under overload */
 };
 
 void gwc_note_refusal(struct rs_gw_core *core, enum rs_gw_reject why, const char *source, const char *member,

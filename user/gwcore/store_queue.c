@@ -227,9 +227,15 @@ void gwc_admit_flush(struct rs_gw_core *core)
 		gwc_req_free(req);
 		return;
 	}
+	/* Handed to the store: from here an arrival waits for its answer, or
+	 * for its link to close (its outcome then discarded). */
+	for (size_t i = 0; i < n; i++)
+		if (take[i]->state == RS_GW_PLACING)
+			gwc_deadline_clear(take[i]);
 	core->counters.store_batches++;
 	core->n_requests++;
 	core->admit_in_flight = true;
+	core->admit_sent_ms = core->now.mono_ms;
 }
 
 void gwc_owe(struct rs_gw_core *core, const char *member_id, uint64_t epoch, bool keep_place)

@@ -82,6 +82,7 @@ pub struct rs_gw_core_config {
     pub registered: bool,
     pub drain: rs_drain_config,
     pub store_queue_max: u32,
+    pub admit_deadline_ms: u32,
 }
 
 pub enum rs_frame {}
@@ -132,6 +133,9 @@ pub struct rs_gw_counters {
     pub sandboxes_coalesced: u64,
     pub store_queue_full: u64,
     pub store_errors_kind: [u64; RS_STORE_ERROR_KINDS],
+    pub arrivals_expired: u64,
+    pub arrivals_timed_out: u64,
+    pub arrivals_shed: u64,
 }
 
 /// struct rs_gw_gauges (gateway_core.h)
@@ -228,13 +232,14 @@ pub fn print_layout() {
     st!(rs_gw_time, mono_ms, wall_ms);
     st!(rs_gw_core_config, id, advertise_peer, secret, heartbeat_ms, ttl_ms, hello_timeout_ms,
         handoff_timeout_ms, home_grace_ms, token_ttl_s, max_frame, max_sessions, limit_retry_ms,
-        no_placement, registered, drain, store_queue_max);
+        no_placement, registered, drain, store_queue_max, admit_deadline_ms);
     st!(rs_gw_callbacks, send, close, resume, store, peer_is, log, exit);
     st!(rs_gw_counters, accepts, redirects_placement, redirects_drain, redirects_deferred,
         over_cap_accepts, stays, reserved, owner_fallbacks, rejects, store_errors, superseded_closed,
         handoffs_completed, handoffs_timed_out, handoffs_abandoned, degraded_accepts, claims_recorded,
         claims_superseded, store_batches, store_batched, store_cancelled, store_statements, refresh_limited,
-        sandboxes_coalesced, store_queue_full, store_errors_kind);
+        sandboxes_coalesced, store_queue_full, store_errors_kind, arrivals_expired, arrivals_timed_out,
+        arrivals_shed);
     st!(rs_gw_gauges, supervisors, busiest, unrecorded, deferred_pending, store_queue, store_up,
         registered, draining, stopping, store_clock_skew_ms);
     macro_rules! constant {

@@ -678,6 +678,15 @@ fn render_metrics(gw: &Gw) -> String {
         "Admissions and drain handoffs the store decided (several may share one transaction).", &one(k.store_batched));
     fam(&mut b, "ringsteer_gateway_store_admission_transactions_total", "counter",
         "Store transactions that decided admissions and drain handoffs.", &one(k.store_batches));
+    fam(&mut b, "ringsteer_gateway_arrivals_expired_total", "counter",
+        "Arrivals whose connection closed before the store answered: dropped unadmitted, or their answer discarded.",
+        &one(k.arrivals_expired));
+    fam(&mut b, "ringsteer_gateway_arrivals_timed_out_total", "counter",
+        "Arrivals still queued for the store at the admission deadline: refused with REJECT LIMIT and a retry hint.",
+        &one(k.arrivals_timed_out));
+    fam(&mut b, "ringsteer_gateway_arrivals_shed_total", "counter",
+        "Arrivals refused at once with REJECT LIMIT and a retry hint: the queue ahead would outlast the admission deadline.",
+        &one(k.arrivals_shed));
     fam(&mut b, "ringsteer_gateway_degraded_accepts_total", "counter",
         "Supervisors accepted where they landed, without placement, because the store was unavailable.",
         &one(k.degraded_accepts));
@@ -809,6 +818,7 @@ fn main() {
         registered: err == 0,
         drain: cfg.drain,
         store_queue_max: 0, // the core's default
+        admit_deadline_ms: 0, // the core's default: the supervisors' dial deadline
     };
     let q = Box::into_raw(Box::new(Queue {
         who: who.clone(),
