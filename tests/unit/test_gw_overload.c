@@ -246,6 +246,7 @@ static void step_to(struct fx *fx, int64_t mono_ms)
 /* What the run did to its arrivals. */
 struct tally {
 	int accepted, limited, other;
+	int late;                 /* ACCEPTs after the member's deadline: admitted for nobody */
 	int64_t worst_accept_ms;  /* the longest HELLO to ACCEPT */
 	uint32_t hint_min, hint_max;
 };
@@ -259,6 +260,7 @@ static struct tally tally(struct fx *fx)
 
 		if (f->type == RS_FRAME_ACCEPT) {
 			t.accepted++;
+			t.late += fx->last_ms[no] - fx->hello_ms[no] > DEADLINE_MS;
 			if (fx->last_ms[no] - fx->hello_ms[no] > t.worst_accept_ms)
 				t.worst_accept_ms = fx->last_ms[no] - fx->hello_ms[no];
 		} else if (f->type == RS_FRAME_REJECT && f->u.reject.code == RS_REJECT_LIMIT) {
@@ -385,10 +387,10 @@ static void test_slow_store_sheds(void **state)
 	run(fx, 0, 40, 10000, per2s, 8);
 	t = tally(fx);
 	print_message("slow store: %d arrivals, %d accepted, %d REJECT LIMIT (%llu shed, %llu timed out), "
-		      "hints %u..%u ms, worst accept %lld ms, accepts per 2 s: %d %d %d %d %d\n",
+		      "hints %u..%u ms, worst accept %lld ms, %d late, accepts per 2 s: %d %d %d %d %d\n",
 		      fx->n_links, t.accepted, t.limited, (unsigned long long)ctr(fx)->arrivals_shed,
 		      (unsigned long long)ctr(fx)->arrivals_timed_out, t.hint_min, t.hint_max,
-		      (long long)t.worst_accept_ms, per2s[0], per2s[1], per2s[2], per2s[3], per2s[4]);
+		      (long long)t.worst_accept_ms, t.late, per2s[0], per2s[1], per2s[2], per2s[3], per2s[4]);
 	assert_int_equal(t.other, 0);
 	assert_int_equal(t.accepted + t.limited, fx->n_links); /* everyone answered */
 	assert_true(ctr(fx)->arrivals_shed > 0);
@@ -402,6 +404,10 @@ static void test_slow_store_sheds(void **state)
 	for (int w = 1; w < 5; w++)
 		assert_true(per2s[w] >= 3 * BATCH);
 	assert_true(t.worst_accept_ms <= DEADLINE_MS + fx->batch_ms);
+	/* And they are admissions someone waits for: at most 5% come after
+	 * their member's deadline (the deadline alone, without shedding,
+	 * admits the queue's tail late: 1,934 of 2,433 in this run). */
+	assert_true(t.late * 20 <= t.accepted);
 	/* Spread, and bounded. */
 	assert_true(t.hint_max > t.hint_min);
 	assert_true(t.hint_min >= DEADLINE_MS);
