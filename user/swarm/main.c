@@ -4,7 +4,9 @@
  * in one process on one event loop; tokens minted from the cluster secret;
  * source addresses spread over --bind; at most --concurrency dials in
  * progress.  One summary line when all are attached the first time and
- * one on SIGTERM, which says GOODBYE on every link and exits 0. */
+ * one on SIGTERM, which says GOODBYE on every link and exits 0; while not
+ * all are attached, a progress line a second (attaches and REJECTs in that
+ * second), so a storm that stalls shows as a rate of zero, not as silence. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -208,6 +210,25 @@ void swarm_summary(struct swarm *sw, const char *event)
 	       "gaps", gaps, NULL);
 }
 
+static void on_progress(evutil_socket_t fd, short what, void *arg)
+{
+	struct swarm *sw = arg;
+	char attached[16], rate[24], rejected[24];
+
+	(void)fd;
+	(void)what;
+	if (sw->attached < sw->cfg.count) {
+		snprintf(attached, sizeof(attached), "%u", sw->attached);
+		snprintf(rate, sizeof(rate), "%llu", (unsigned long long)(sw->attaches - sw->progress_attaches));
+		snprintf(rejected, sizeof(rejected), "%llu",
+			 (unsigned long long)(sw->failures[FAIL_REJECTED] - sw->progress_rejected));
+		rs_log(stderr, "info", sw->who, "event", "progress", "attached", attached, "attaches_per_s", rate,
+		       "rejected_per_s", rejected, NULL);
+	}
+	sw->progress_attaches = sw->attaches;
+	sw->progress_rejected = sw->failures[FAIL_REJECTED];
+}
+
 static void on_stop(evutil_socket_t fd, short what, void *arg)
 {
 	struct swarm *sw = arg;
@@ -290,8 +311,9 @@ int main(int argc, char **argv)
 	sw->pump_ev = event_new(sw->base, -1, 0, swarm_on_pump, sw);
 	sw->sigterm_ev = evsignal_new(sw->base, SIGTERM, on_stop, sw);
 	sw->sigint_ev = evsignal_new(sw->base, SIGINT, on_stop, sw);
-	if (!sw->pump_ev || !sw->sigterm_ev || !sw->sigint_ev || event_add(sw->sigterm_ev, NULL) ||
-	    event_add(sw->sigint_ev, NULL))
+	sw->progress_ev = event_new(sw->base, -1, EV_PERSIST, on_progress, sw);
+	if (!sw->pump_ev || !sw->sigterm_ev || !sw->sigint_ev || !sw->progress_ev || event_add(sw->sigterm_ev, NULL) ||
+	    event_add(sw->sigint_ev, NULL) || event_add(sw->progress_ev, &(struct timeval){ 1, 0 }))
 		goto cleanup;
 	if (rs_endpoint_is_name(sw->cfg.service) && rs_resolver_new(sw->base, &sw->resolver) != 0)
 		goto cleanup;
@@ -341,6 +363,8 @@ cleanup:
 		event_free(sw->sigterm_ev);
 	if (sw->sigint_ev)
 		event_free(sw->sigint_ev);
+	if (sw->progress_ev)
+		event_free(sw->progress_ev);
 	if (sw->base)
 		event_base_free(sw->base);
 	SSL_CTX_free(sw->tls);

@@ -82,6 +82,7 @@ void swarm_member_settle(struct swarm_member *m)
 			if (m->counted_gw != SWARM_NO_GW)
 				sw->gateways[m->counted_gw].attached++;
 			sw->attached++;
+			sw->attaches++;
 		}
 	}
 	if (info.lost_at_ms && !m->lost_at_us)

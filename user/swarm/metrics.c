@@ -59,6 +59,9 @@ static void render(const void *ctx, struct evbuffer *b)
 	rs_metrics_family(b, "ringsteer_swarm_dials_in_progress", "gauge",
 			  "Links connecting or awaiting their answer (--concurrency bounds them).");
 	evbuffer_add_printf(b, "ringsteer_swarm_dials_in_progress %u\n", sw->in_progress);
+	rs_metrics_family(b, "ringsteer_swarm_attaches_total", "counter",
+			  "Sessions accepted (every ACCEPT counted once): its rate is the goodput the gateways give.");
+	evbuffer_add_printf(b, "ringsteer_swarm_attaches_total %llu\n", (unsigned long long)sw->attaches);
 	rs_metrics_family(b, "ringsteer_swarm_redirects_total", "counter", "REDIRECT frames received.");
 	evbuffer_add_printf(b, "ringsteer_swarm_redirects_total %llu\n", (unsigned long long)sw->redirects);
 	rs_metrics_family(b, "ringsteer_swarm_failures_total", "counter", "Dials and links that failed, by reason.");

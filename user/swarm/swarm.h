@@ -121,6 +121,9 @@ struct swarm {
 	struct event *pump_ev;
 	/* Counts. */
 	uint32_t attached;
+	uint64_t attaches;          /* sessions accepted, every one (a rate: attaches per second) */
+	uint64_t progress_attaches, progress_rejected; /* as of the last progress line */
+	struct event *progress_ev;  /* once a second: event=progress while not all are attached */
 	uint64_t redirects;
 	uint64_t failures[FAIL_COUNT];
 	uint64_t started_ms;        /* monotonic */
