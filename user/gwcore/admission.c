@@ -233,7 +233,6 @@ void gwc_hello(struct rs_gw_link *l, const struct rs_hello *h)
 		gwc_pace_refuse(l, true);
 		return;
 	}
-	l->placing_ms = core->now.mono_ms;
-	gwc_deadline_set(&core->admit_dl, l, l->placing_ms + core->cfg.admit_deadline_ms);
+	gwc_deadline_set(&core->admit_dl, l, core->now.mono_ms + core->cfg.admit_deadline_ms);
 	gwc_admit_enqueue(l);
 }

@@ -54,7 +54,6 @@ struct rs_gw_link {
 	bool sandboxes_owed;                  /* a count the store has not been told */
 	int64_t refresh_next_ms;              /* a REFRESH before this is dropped (one per heartbeat) */
 	int64_t sandboxes_next_ms;            /* a count before this waits for the heartbeat's write */
-	int64_t placing_ms;                   /* monotonic: when its HELLO was read (PLACING) */
 	bool liveness;                        /* its third fallback round refused here */
 	uint8_t hello_flags;
 	uint64_t epoch;
