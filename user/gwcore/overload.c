@@ -10,9 +10,12 @@
  * - an arrival that would not be in the next batch, and that the batches
  *   ahead of it would keep past the deadline by the store's recent pace,
  *   is refused at once (shed);
- * - the pace is the mean of the last GWC_PACE_SAMPLES full batches,
+ * - the pace is the fastest of the last GWC_PACE_SAMPLES full batches,
  *   handed out to answered (time queued in the caller's store worker
- *   included: that is what the arrival waits).  Only full batches count:
+ *   included: that is what the arrival waits).  The fastest, not the
+ *   mean: a slow batch or two (a cold cache, a checkpoint) in a storm the
+ *   store keeps up with must not shed, while a store that is slow for
+ *   every batch is slow by its fastest too.  Only full batches count:
  *   a batch of one costs nearly what a full one does, so small batches
  *   would make a fast store look slow.  A partial batch means the store
  *   caught up with the queue: the backlog is over and its samples go.
@@ -44,16 +47,18 @@ void gwc_pace_batch_answered(struct rs_gw_core *core, size_t n, int64_t sent_ms)
 		core->n_full_batches++;
 }
 
-/* The mean full batch's duration (ms), or -1 when none is known. */
+/* The fastest recent full batch's duration (ms), or -1 when none is known. */
 static int64_t batch_ms(const struct rs_gw_core *core)
 {
-	int64_t sum = 0;
+	int64_t best = -1;
 
-	if (core->n_full_batches == 0)
-		return -1;
-	for (size_t i = 0; i < core->n_full_batches; i++)
-		sum += core->full_batch_ms[i] > 0 ? core->full_batch_ms[i] : 0;
-	return sum / (int64_t)core->n_full_batches;
+	for (size_t i = 0; i < core->n_full_batches; i++) {
+		int64_t t = core->full_batch_ms[i] > 0 ? core->full_batch_ms[i] : 0;
+
+		if (best < 0 || t < best)
+			best = t;
+	}
+	return best;
 }
 
 /* How long an arrival behind ahead queued ones would wait for its answer
