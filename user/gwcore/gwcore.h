@@ -2,8 +2,9 @@
 /* gwcore.h - the gateway core's state, shared by its files (private to
  * the library).  One struct rs_gw_core per gateway; every link is a struct
  * rs_gw_link it owns.  Files, lowest first, each calling only those before
- * it: log.c, link.c (links, states and their counts, the member index, frames and
- * closes out, logging), store_queue.c (requests out, the admission queue
+ * it: log.c, deadline.c (the deadline lists), link.c (links, states and
+ * their counts, the member index, frames and closes out, logging),
+ * store_queue.c (requests out, the admission queue
  * and its batches, the store's health, session ends), overload.c (the
  * queue's pace: its deadline, shedding and retry hints), rounds.c, move.c
  * (handoffs and deferred placements asked), claim.c (claims and the

@@ -2,7 +2,7 @@
 /* link.c - the gateway core's links: their states, counted per state as
  * they change (the one place a count moves, so the gauges are the states),
  * the member index (an arrival finds its member's other links in O(1):
- * uthash), the deadline lists, and what goes out on a link: frames,
+ * uthash), and what goes out on a link: frames,
  * refusals (counted by reason; the floods a peer can cause without a token
  * are rate limited in the log), closes.  Leaving an attached state ends
  * the session in the store here and nowhere else. */
@@ -129,37 +129,6 @@ void gwc_set_state(struct rs_gw_link *l, enum rs_gw_session_state s)
 		gwc_log(core, "error", "event", "index_failed", "member", l->member_id, "error", "out of memory", NULL);
 	if (!is && l->indexed)
 		member_remove(core, l);
-}
-
-void gwc_deadline_clear(struct rs_gw_link *l)
-{
-	struct gwc_deadlines *dl = l->dl;
-
-	if (!dl)
-		return;
-	if (l->dl_prev)
-		l->dl_prev->dl_next = l->dl_next;
-	else
-		dl->head = l->dl_next;
-	if (l->dl_next)
-		l->dl_next->dl_prev = l->dl_prev;
-	else
-		dl->tail = l->dl_prev;
-	l->dl = NULL;
-	l->dl_prev = l->dl_next = NULL;
-}
-
-void gwc_deadline_set(struct gwc_deadlines *dl, struct rs_gw_link *l, int64_t at_ms)
-{
-	gwc_deadline_clear(l);
-	l->deadline_ms = at_ms;
-	l->dl = dl;
-	l->dl_prev = dl->tail;
-	if (dl->tail)
-		dl->tail->dl_next = l;
-	else
-		dl->head = l;
-	dl->tail = l;
 }
 
 void gwc_send(struct rs_gw_link *l, const struct rs_frame *f)
