@@ -14,7 +14,9 @@
 #                fewest attached in any second while some were pending
 #                (goal: never 0)
 #   degraded     ringsteer_gateway_degraded_accepts_total and over-cap
-#                accepts summed over the gateways at the end of the storm
+#                accepts summed over the gateways at the end of the storm;
+#                stays (kept where they landed), redirects, and arrivals
+#                shed / timed out in the queue / expired (overload.c)
 #   stmts/s      store statements per second summed over the gateways, with
 #                0 and with N attached (goal: within 20%)
 #   conntrack    the cluster netns's nf_conntrack_count with N attached, and
@@ -163,6 +165,12 @@ run_fleet() {
 	page=$(gw_pages $GWS)
 	put degraded_accepts "$(printf '%s\n' "$page" | metric_of ringsteer_gateway_degraded_accepts_total)"
 	put over_cap_accepts "$(printf '%s\n' "$page" | metric_of ringsteer_gateway_over_cap_accepts_total)"
+	# Arrivals kept where they landed because they asked to stay (a redial,
+	# a failed redirect's Service fallback): the rule's cap does not move
+	# them, so many of them leave the loads uneven (no rebalancer).
+	put stays "$(printf '%s\n' "$page" | metric_of ringsteer_gateway_stays_total)"
+	put redirects "$(printf '%s\n' "$page" | metric_of ringsteer_gateway_redirects_total)"
+	put shed_timed_out_expired "$(printf '%s\n' "$page" | metric_of ringsteer_gateway_arrivals_shed_total)/$(printf '%s\n' "$page" | metric_of ringsteer_gateway_arrivals_timed_out_total)/$(printf '%s\n' "$page" | metric_of ringsteer_gateway_arrivals_expired_total)"
 	put store_queue_full "$(printf '%s\n' "$page" | metric_of ringsteer_gateway_store_queue_full_total)"
 	put swarm_failures "$(swarms_sum ringsteer_swarm_failures_total)"
 	put conntrack "$(rs_ns cat /proc/sys/net/netfilter/nf_conntrack_count 2>/dev/null || echo -)/$(cat /proc/sys/net/netfilter/nf_conntrack_max 2>/dev/null || echo -)"
