@@ -146,7 +146,7 @@ static int attempt(struct gateway *gw, enum rs_agent_role role, int timeout_ms, 
 	struct gw_agent_link *l = role == RS_AGENT_ROLE_LISTEN ? &gw->agent_listen : &gw->agent_peer;
 	struct evconnlistener *lst = role == RS_AGENT_ROLE_LISTEN ? gw->listen_lst : gw->peer_lst;
 	struct rs_agent_reg_reply reply;
-	bool was_registered = l->registered;
+	bool was_registered = l->state == GW_AGENT_REGISTERED;
 	const char *cause;
 	int err;
 
@@ -154,8 +154,8 @@ static int attempt(struct gateway *gw, enum rs_agent_role role, int timeout_ms, 
 				   timeout_ms, &reply);
 	gw->counters.agent_attempts[result_of(err)]++;
 	if (err == 0) {
-		cause = was_registered ? "agent_changed" : l->failures ? "retry" : "start";
-		l->registered = true;
+		cause = l->state != GW_AGENT_NEVER ? "agent_changed" : l->failures ? "retry" : "start";
+		l->state = GW_AGENT_REGISTERED;
 		l->at = *at;
 		log_registered(gw, role, l, cause, reply.slot);
 		l->failures = 0;
@@ -163,7 +163,8 @@ static int attempt(struct gateway *gw, enum rs_agent_role role, int timeout_ms, 
 		l->last_reason = 0;
 		return 0;
 	}
-	l->registered = false;
+	if (l->state == GW_AGENT_REGISTERED)
+		l->state = GW_AGENT_LOST;
 	l->failures++;
 	log_failure(gw, role, l, was_registered, err, &reply);
 	return err;
@@ -182,7 +183,7 @@ static void register_round(struct gateway *gw, int timeout_ms)
 	for (size_t i = 0; i < sizeof(roles) / sizeof(roles[0]); i++) {
 		const struct gw_agent_link *l = roles[i] == RS_AGENT_ROLE_LISTEN ? &gw->agent_listen : &gw->agent_peer;
 
-		if (l->registered && stamp_same(&l->at, &now))
+		if (l->state == GW_AGENT_REGISTERED && stamp_same(&l->at, &now))
 			continue;
 		if (attempt(gw, roles[i], timeout_ms, &now) == -ETIMEDOUT)
 			return;

@@ -90,8 +90,19 @@ struct gw_agent_stamp {
 };
 
 /* One listening socket's standing with the node agent (agent_registration.c). */
+/* A listening socket's registration with the node agent.  LOST: it was
+ * registered once and is not now, so the next success is with another
+ * agent (or the same one restarted): logged cause=agent_changed, however
+ * many attempts failed in between (a restarting agent's socket is missing
+ * or refusing for a moment). */
+enum gw_agent_reg {
+	GW_AGENT_NEVER = 0, /* not registered since start */
+	GW_AGENT_REGISTERED,
+	GW_AGENT_LOST,
+};
+
 struct gw_agent_link {
-	bool registered;         /* the agent at `at` accepted this socket */
+	enum gw_agent_reg state;  /* REGISTERED: the agent at `at` accepted this socket */
 	struct gw_agent_stamp at; /* the socket path's identity just before that success */
 	int last_err;            /* the failure last logged; 0: none since start or the last success */
 	uint8_t last_reason;     /* with last_err -EACCES: the agent's reason */

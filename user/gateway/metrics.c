@@ -173,9 +173,9 @@ static void render(const void *ctx, struct evbuffer *b)
 		       "1 when the node agent at --agent holds this listening socket (sk_lookup steers to it), "
 		       "0 when not (redirect-only).");
 		evbuffer_add_printf(b, "ringsteer_gateway_agent_registered{gateway=\"%s\",role=\"listen\"} %d\n", id,
-				    gw->agent_listen.registered ? 1 : 0);
+				    gw->agent_listen.state == GW_AGENT_REGISTERED ? 1 : 0);
 		evbuffer_add_printf(b, "ringsteer_gateway_agent_registered{gateway=\"%s\",role=\"peer\"} %d\n", id,
-				    gw->agent_peer.registered ? 1 : 0);
+				    gw->agent_peer.state == GW_AGENT_REGISTERED ? 1 : 0);
 		rs_metrics_family(b, "ringsteer_gateway_agent_registrations_total", "counter",
 		       "Attempts to register a listening socket with the node agent, by result.");
 		for (int r = 0; r < GW_AGENT_RESULT_COUNT; r++)
