@@ -15,7 +15,8 @@
 #                (goal: never 0)
 #   degraded     ringsteer_gateway_degraded_accepts_total and over-cap
 #                accepts summed over the gateways at the end of the storm;
-#                stays (kept where they landed), redirects, and arrivals
+#                stays and redirects (stays beyond the redirects: kept where
+#                they landed), and arrivals
 #                shed / timed out in the queue / expired (overload.c)
 #   stmts/s      store statements per second summed over the gateways, with
 #                0 and with N attached (goal: within 20%)
@@ -124,7 +125,7 @@ rs_log "== fleet: $G gateways on PostgreSQL, $N supervisors from $S swarms"
 # The cluster runs in a subshell: cluster_up sets its own EXIT trap, and the
 # PostgreSQL server outlives it (fleet_exit stops it).
 run_fleet() {
-	local now g total t0 t1 want storm_ms cap rest page k h glog handed abandoned timed_out news
+	local now g total t0 t1 want storm_ms cap rest page k h news
 	cluster_up --gateways "$G"
 	ip -n "$RS_NS" route add local 198.18.0.0/15 dev lo || fail "ip route add local 198.18.0.0/15 dev lo"
 	GWS=$(seq 1 "$G")
@@ -165,9 +166,10 @@ run_fleet() {
 	page=$(gw_pages $GWS)
 	put degraded_accepts "$(printf '%s\n' "$page" | metric_of ringsteer_gateway_degraded_accepts_total)"
 	put over_cap_accepts "$(printf '%s\n' "$page" | metric_of ringsteer_gateway_over_cap_accepts_total)"
-	# Arrivals kept where they landed because they asked to stay (a redial,
-	# a failed redirect's Service fallback): the rule's cap does not move
-	# them, so many of them leave the loads uneven (no rebalancer).
+	# Arrivals accepted because they asked to stay: after a redirect (at its
+	# target), a redial, a failed redirect's Service fallback.  Stays beyond
+	# the redirects are those kept where they landed, which the rule's cap
+	# does not move (no rebalancer): what leaves the loads uneven.
 	put stays "$(printf '%s\n' "$page" | metric_of ringsteer_gateway_stays_total)"
 	put redirects "$(printf '%s\n' "$page" | metric_of ringsteer_gateway_redirects_total)"
 	put shed_timed_out_expired "$(printf '%s\n' "$page" | metric_of ringsteer_gateway_arrivals_shed_total)/$(printf '%s\n' "$page" | metric_of ringsteer_gateway_arrivals_timed_out_total)/$(printf '%s\n' "$page" | metric_of ringsteer_gateway_arrivals_expired_total)"
@@ -196,22 +198,16 @@ run_fleet() {
 		put drain_loads "$(echo "$g" | tr ' ' /)"
 
 		if [ "$FLEET_ROLL" = 1 ]; then
-			handed=0 abandoned=0 timed_out=0
+			ROLL_HANDED=0 ROLL_ABANDONED=0 ROLL_TIMED_OUT=0
 			t1=$(rs_now_ms)
 			for k in $rest; do
-				gw_start $((k + G))
-				drain_stop "$k"
-				glog=$(gw_log "$k")
-				h=$(grep 'event=drained ' "$glog" | logfield handed_off)
-				handed=$((handed + ${h:-0}))
-				abandoned=$((abandoned + $(log_count "$glog" 'event=handoff_abandoned')))
-				timed_out=$((timed_out + $(log_count "$glog" 'event=handoff_timeout')))
-				rs_log "fleet: gw-$k -> gw-$((k + G)): handed off ${h:-?}"
+				roll_step "$k" $((k + G))
+				rs_log "fleet: gw-$k -> gw-$((k + G)): handed off $ROLL_LAST"
 			done
 			put roll_wall_ms $(($(rs_now_ms) - t1))
-			put roll_handoffs "$handed"
-			put roll_abandoned "$abandoned"
-			put roll_timed_out "$timed_out"
+			put roll_handoffs "$ROLL_HANDED"
+			put roll_abandoned "$ROLL_ABANDONED"
+			put roll_timed_out "$ROLL_TIMED_OUT"
 			news=$(seq $((G + 2)) $((2 * G)))
 			# shellcheck disable=SC2086
 			await "the new gateways hold all $N" 120 gauges_sum_is "$N" $news

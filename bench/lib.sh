@@ -97,3 +97,21 @@ drain_stop() {
 	kill -TERM "$pid"
 	await "gw-$k exits after its drain" 60 rs_gone "$pid"
 }
+
+# roll_step K NEW: one step of a surge-first rolling restart: gw-NEW
+# started, then gw-K drained (drain_stop).  Adds gw-K's handed_off,
+# abandoned and timed-out handoffs (its log) to ROLL_HANDED,
+# ROLL_ABANDONED and ROLL_TIMED_OUT, and sets ROLL_LAST to it (not run in
+# $(...): the gateways it starts and stops are the caller's).
+ROLL_HANDED=0 ROLL_ABANDONED=0 ROLL_TIMED_OUT=0
+roll_step() {
+	local k=$1 glog h
+	gw_start "$2"
+	drain_stop "$k"
+	glog=$(gw_log "$k")
+	h=$(grep 'event=drained ' "$glog" | logfield handed_off)
+	ROLL_HANDED=$((ROLL_HANDED + ${h:-0}))
+	ROLL_ABANDONED=$((ROLL_ABANDONED + $(log_count "$glog" 'event=handoff_abandoned')))
+	ROLL_TIMED_OUT=$((ROLL_TIMED_OUT + $(log_count "$glog" 'event=handoff_timeout')))
+	ROLL_LAST=${h:-?}
+}

@@ -167,24 +167,19 @@ run_config() {
 	put rss_raw "$(join <(printf '%s' "$pre" | sort) <(printf '%s\n' "$post" | sort) | awk '{ printf "%s%d->%d", (NR > 1 ? "," : ""), $2 / 1024, $3 / 1024 }')"
 
 	# The surge-first rolling restart.
-	local k handed=0 abandoned=0 timed_out=0 h glog
+	local k
+	ROLL_HANDED=0 ROLL_ABANDONED=0 ROLL_TIMED_OUT=0
 	t0=$(rs_now_ms)
 	for k in 1 2 3 4; do
-		gw_start $((k + 4))
-		drain_stop "$k"
-		glog=$(gw_log "$k")
-		h=$(grep 'event=drained ' "$glog" | logfield handed_off)
-		handed=$((handed + ${h:-0}))
-		abandoned=$((abandoned + $(log_count "$glog" 'event=handoff_abandoned')))
-		timed_out=$((timed_out + $(log_count "$glog" 'event=handoff_timeout')))
-		rs_log "$cfg: gw-$k -> gw-$((k + 4)): handed off ${h:-?}; gauges gw-5..$((k + 4)): $(gauges $(seq 5 $((k + 4))))"
+		roll_step "$k" $((k + 4))
+		rs_log "$cfg: gw-$k -> gw-$((k + 4)): handed off $ROLL_LAST; gauges gw-5..$((k + 4)): $(gauges $(seq 5 $((k + 4))))"
 	done
 	local wall=$(($(rs_now_ms) - t0))
 	put roll_wall_ms "$wall"
-	put roll_handoffs "$handed"
-	put handoffs_per_s "$(awk -v h="$handed" -v w="$wall" 'BEGIN { printf "%.1f", h * 1000 / w }')"
-	put abandoned "$abandoned"
-	put timed_out "$timed_out"
+	put roll_handoffs "$ROLL_HANDED"
+	put handoffs_per_s "$(awk -v h="$ROLL_HANDED" -v w="$wall" 'BEGIN { printf "%.1f", h * 1000 / w }')"
+	put abandoned "$ROLL_ABANDONED"
+	put timed_out "$ROLL_TIMED_OUT"
 	await "the swarm counts $N attached after the roll" 60 swarm_metric_is ringsteer_swarm_attached "$N"
 	await "gw-5..8 hold all $N" 30 gauges_sum_is "$N" 5 6 7 8
 	put end_loads "$(gauges 5 6 7 8 | tr ' ' /)"
