@@ -110,9 +110,16 @@ struct rs_gw_core_config {
 	 * queue ahead of it would keep longer, is refused with REJECT LIMIT
 	 * and a retry hint instead of being admitted after its member left. */
 	uint32_t admit_deadline_ms;
+	/* Admissions decided in one store transaction at most (0:
+	 * RS_GW_ADMIT_BATCH_DEFAULT).  A batch takes what queued while the last
+	 * one was out, so it grows with the queue up to this; larger batches
+	 * take the fleet's writer lock fewer times for the same arrivals. */
+	uint32_t admit_batch_max;
 };
 
 #define RS_GW_ADMIT_DEADLINE_DEFAULT_MS 2000 /* rs_mc_config.dial_timeout_ms's usual value */
+#define RS_GW_ADMIT_BATCH_DEFAULT 1024
+#define RS_GW_ADMIT_BATCH_LIMIT 65536 /* rs_gw_core_new refuses more (-EINVAL) */
 
 struct rs_gw_callbacks {
 	/* Queue frame f on the link. */

@@ -37,6 +37,7 @@ int main(void)
 	F(rs_gw_core_config, token_ttl_s); F(rs_gw_core_config, max_frame); F(rs_gw_core_config, max_sessions);
 	F(rs_gw_core_config, limit_retry_ms); F(rs_gw_core_config, no_placement); F(rs_gw_core_config, registered);
 	F(rs_gw_core_config, drain); F(rs_gw_core_config, store_queue_max); F(rs_gw_core_config, admit_deadline_ms);
+	F(rs_gw_core_config, admit_batch_max);
 	ST(rs_gw_callbacks);
 	F(rs_gw_callbacks, send); F(rs_gw_callbacks, close); F(rs_gw_callbacks, resume); F(rs_gw_callbacks, store);
 	F(rs_gw_callbacks, peer_is); F(rs_gw_callbacks, log); F(rs_gw_callbacks, exit);

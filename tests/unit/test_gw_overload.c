@@ -9,7 +9,8 @@
  * The fake store answers an admission batch a fixed time after it was
  * handed out (batch_ms), everything else at once; arrivals come at a fixed
  * rate.  The figures below are worked from those: a full batch is 128
- * admissions (the core's GWC_BATCH_MAX). */
+ * admissions (cfg.admit_batch_max, set so here; the default is larger,
+ * and test_batches_grow shows what that changes). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -116,6 +117,7 @@ static int setup(void **state)
 		.registered = true,
 		.drain = { .pace_ms = 50, .budget_ms = 2000, .membership_wait_ms = 500, .max_in_flight = 4 },
 		/* admit_deadline_ms left 0: the default, RS_GW_ADMIT_DEADLINE_DEFAULT_MS */
+		.admit_batch_max = BATCH,
 	};
 	fx->cb = (struct rs_gw_callbacks){
 		.send = cb_send, .close = cb_close, .resume = cb_resume, .store = cb_store, .exit = cb_exit,
@@ -434,6 +436,59 @@ static void test_normal_storm_sheds_nothing(void **state)
 	assert_true(t.worst_accept_ms < DEADLINE_MS);
 }
 
+/* With the default batch bound (RS_GW_ADMIT_BATCH_DEFAULT, 1024) a batch
+ * takes all that queued while the last was out, up to the bound: 1,500
+ * arrivals at once go as batches of 1, 1,024 and 475.  A bound past
+ * RS_GW_ADMIT_BATCH_LIMIT is refused. */
+static void test_batches_grow(void **state)
+{
+	struct fx *fx = *state;
+	struct rs_gw_core *other = NULL;
+	const size_t want[] = { 1, 1024, 475 };
+
+	rs_gw_core_free(fx->core);
+	fx->cfg.admit_batch_max = 0;
+	assert_int_equal(rs_gw_core_new(&fx->cfg, &fx->cb, fx, fx->now, &fx->core), 0);
+	for (int i = 0; i < 1500; i++)
+		arrive(fx);
+	for (size_t k = 0; k < 3; k++) {
+		int p = pending_admit(fx);
+
+		assert_true(p >= 0);
+		assert_int_equal(fx->pending[p]->u.admit.n, want[k]);
+		answer(fx, (size_t)p);
+	}
+	assert_int_equal(pending_admit(fx), -1);
+	assert_int_equal(ctr(fx)->accepts, 1500);
+	assert_int_equal(ctr(fx)->store_batches, 3);
+	fx->cfg.admit_batch_max = RS_GW_ADMIT_BATCH_LIMIT + 1;
+	assert_int_equal(rs_gw_core_new(&fx->cfg, &fx->cb, fx, fx->now, &other), -EINVAL);
+	assert_null(other);
+}
+
+/* The slow store of test_slow_store_sheds (600 ms a batch, 400 arrivals a
+ * second for 10 s) with the default bound: 240 arrive while a batch is
+ * out and the next takes them all, so the store keeps up; nobody is shed
+ * or times out, and each waits at most two batches (1,200 ms). */
+static void test_slow_store_large_batches(void **state)
+{
+	struct fx *fx = *state;
+	struct tally t;
+
+	rs_gw_core_free(fx->core);
+	fx->cfg.admit_batch_max = 0;
+	assert_int_equal(rs_gw_core_new(&fx->cfg, &fx->cb, fx, fx->now, &fx->core), 0);
+	fx->batch_ms = 600;
+	run(fx, 0, 40, 10000, NULL, 0);
+	t = tally(fx);
+	print_message("slow store, large batches: %d arrivals, %d accepted, worst accept %lld ms\n", fx->n_links,
+		      t.accepted, (long long)t.worst_accept_ms);
+	assert_int_equal(ctr(fx)->arrivals_shed, 0);
+	assert_int_equal(ctr(fx)->arrivals_timed_out, 0);
+	assert_int_equal(t.accepted, fx->n_links);
+	assert_true(t.worst_accept_ms <= 2 * fx->batch_ms + 10);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -441,6 +496,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_queued_past_deadline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slow_store_sheds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_normal_storm_sheds_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batches_grow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slow_store_large_batches, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

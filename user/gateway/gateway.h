@@ -62,6 +62,7 @@ struct gw_config {
 	uint32_t max_unsent;         /* bytes queued for a peer that does not read, past which it is closed */
 	uint32_t limit_retry_ms;     /* retry_after_ms sent with REJECT LIMIT */
 	uint32_t admit_deadline_ms;  /* an arrival's longest wait for the store (--admit-deadline) */
+	uint32_t admit_batch_max;    /* admissions per store transaction at most (--admit-batch) */
 	const char *tls_cert;        /* PEM chain: TLS 1.3 on both listeners */
 	const char *tls_key;
 	const char *tls_ca;          /* verify client certificates against it (mTLS) */

@@ -84,6 +84,9 @@ static const char usage[] =
 	"                          hint spread over the queue's clear time, at once when the\n"
 	"                          store's pace says so, else when still queued at MS\n"
 	"                          (1..600000, default 2000)\n"
+	"  --admit-batch N         admissions decided in one store transaction at most: a\n"
+	"                          batch takes what queued while the last was out, up to N\n"
+	"                          (1..65536, default 1024)\n"
 	"  --max-unsent BYTES      output queued for a connection that does not read, past\n"
 	"                          which it is closed (1024..67108864, default 262144)\n"
 	"\n"
@@ -106,7 +109,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 {
 	enum { O_AGENT = 255, O_ADVERTISE = 256, O_HELLO, O_RESERVATION, O_TOKEN_TTL, O_NO_PLACEMENT, O_BUDGET, O_PACE, O_WAIT, O_IN_FLIGHT,
 	       O_HANDOFF_TIMEOUT, O_STORE_TIMEOUT, O_MAX_FRAME, O_MAX_UNAUTH, O_MAX_UNAUTH_SOURCE, O_LISTEN_BACKLOG, O_MAX_SESSIONS,
-	       O_LIMIT_RETRY, O_ADMIT_DEADLINE, O_MAX_UNSENT, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_INSECURE, O_HOME_GRACE, O_TOKEN_MAX_TTL,
+	       O_LIMIT_RETRY, O_ADMIT_DEADLINE, O_ADMIT_BATCH, O_MAX_UNSENT, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_INSECURE, O_HOME_GRACE, O_TOKEN_MAX_TTL,
 	       O_AGENT_UID };
 	static const struct option opts[] = {
 		{ "id", required_argument, NULL, 'i' },
@@ -140,6 +143,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		{ "max-unsent", required_argument, NULL, O_MAX_UNSENT },
 		{ "limit-retry", required_argument, NULL, O_LIMIT_RETRY },
 		{ "admit-deadline", required_argument, NULL, O_ADMIT_DEADLINE },
+		{ "admit-batch", required_argument, NULL, O_ADMIT_BATCH },
 		{ "tls-cert", required_argument, NULL, O_TLS_CERT },
 		{ "tls-key", required_argument, NULL, O_TLS_KEY },
 		{ "tls-ca", required_argument, NULL, O_TLS_CA },
@@ -158,7 +162,8 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 				   .handoff_timeout_ms = 5000, .store_timeout_ms = 1000, .max_frame = RS_FRAME_MAX,
 				   .max_unauth = 256, .max_unauth_per_source = 8, .listen_backlog = 4096, .max_sessions = 0,
 				   .limit_retry_ms = 5000, .max_unsent = 262144,
-				   .admit_deadline_ms = RS_GW_ADMIT_DEADLINE_DEFAULT_MS };
+				   .admit_deadline_ms = RS_GW_ADMIT_DEADLINE_DEFAULT_MS,
+				   .admit_batch_max = RS_GW_ADMIT_BATCH_DEFAULT };
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		int err = 0;
@@ -225,6 +230,10 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		case O_ADMIT_DEADLINE:
 			err = rs_parse_flag_u32("ringsteer-gateway", "--admit-deadline", optarg, 1, 600000,
 						&cfg->admit_deadline_ms);
+			break;
+		case O_ADMIT_BATCH:
+			err = rs_parse_flag_u32("ringsteer-gateway", "--admit-batch", optarg, 1, RS_GW_ADMIT_BATCH_LIMIT,
+						&cfg->admit_batch_max);
 			break;
 		case O_MAX_UNSENT:
 			err = rs_parse_flag_u32("ringsteer-gateway", "--max-unsent", optarg, 1024, 64u << 20,
@@ -361,6 +370,7 @@ static struct rs_gw_core_config core_config(const struct gateway *gw, bool regis
 		.max_sessions = cfg->max_sessions,
 		.limit_retry_ms = cfg->limit_retry_ms,
 		.admit_deadline_ms = cfg->admit_deadline_ms,
+		.admit_batch_max = cfg->admit_batch_max,
 		.no_placement = cfg->no_placement,
 		.registered = registered,
 		.drain = cfg->drain,

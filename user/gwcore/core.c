@@ -17,7 +17,8 @@ int rs_gw_core_new(const struct rs_gw_core_config *cfg, const struct rs_gw_callb
 
 	*out = NULL;
 	if (!cfg || !cb || !cfg->id || !cfg->advertise_peer || !cfg->secret || cfg->heartbeat_ms == 0 ||
-	    cfg->max_frame < RS_FRAME_HEADER || !cb->send || !cb->close || !cb->resume || !cb->store || !cb->exit)
+	    cfg->max_frame < RS_FRAME_HEADER || cfg->admit_batch_max > RS_GW_ADMIT_BATCH_LIMIT || !cb->send ||
+	    !cb->close || !cb->resume || !cb->store || !cb->exit)
 		return -EINVAL;
 	core = calloc(1, sizeof(*core));
 	if (!core)
@@ -29,6 +30,8 @@ int rs_gw_core_new(const struct rs_gw_core_config *cfg, const struct rs_gw_callb
 		core->cfg.store_queue_max = GWC_STORE_QUEUE_MAX_DEFAULT;
 	if (!core->cfg.admit_deadline_ms)
 		core->cfg.admit_deadline_ms = RS_GW_ADMIT_DEADLINE_DEFAULT_MS;
+	if (!core->cfg.admit_batch_max)
+		core->cfg.admit_batch_max = RS_GW_ADMIT_BATCH_DEFAULT;
 	core->cb = *cb;
 	core->user = user;
 	core->now = now;
@@ -358,11 +361,11 @@ void rs_gw_core_store_done(struct rs_gw_core *core, struct rs_gw_store_req *pub,
  * a call nothing is ending, or going out as a batch to a store known away. */
 static void cancel_queued(struct rs_gw_core *core)
 {
-	struct rs_gw_link *take[GWC_BATCH_MAX];
+	struct rs_gw_link *take[GWC_CANCEL_CHUNK];
 	struct rs_admit none = { 0 };
 	size_t n;
 
-	while ((n = gwc_admit_take(core, take, GWC_BATCH_MAX)) > 0) {
+	while ((n = gwc_admit_take(core, take, GWC_CANCEL_CHUNK)) > 0) {
 		core->counters.store_cancelled += n;
 		for (size_t i = 0; i < n; i++) {
 			struct gwc_item it = { .link = take[i], .asked = take[i]->state,

@@ -18,7 +18,12 @@
 
 #include "ringsteer/gateway_core.h"
 
-#define GWC_BATCH_MAX 128 /* admissions per transaction: bounds the writer lock's hold */
+/* Cancelling the queue takes it this many at a time (the batch's own
+ * bound is cfg.admit_batch_max). */
+#define GWC_CANCEL_CHUNK 128
+/* A batch at least this large (or cfg.admit_batch_max, if smaller) is a
+ * sample of the store's pace; a smaller one means the store caught up. */
+#define GWC_PACE_MIN_BATCH 128
 #define GWC_WAKE_NEVER INT64_MAX
 /* Store requests unanswered past which arrivals are accepted degraded and
  * session ends owed: well above what a store clears in one heartbeat (the

@@ -10,14 +10,17 @@
  * - an arrival that would not be in the next batch, and that the batches
  *   ahead of it would keep past the deadline by the store's recent pace,
  *   is refused at once (shed);
- * - the pace is the fastest of the last GWC_PACE_SAMPLES full batches,
- *   handed out to answered (time queued in the caller's store worker
- *   included: that is what the arrival waits).  The fastest, not the
+ * - the pace is the fastest of the last GWC_PACE_SAMPLES large batches
+ *   (GWC_PACE_MIN_BATCH or more), handed out to answered (time queued in
+ *   the caller's store worker included: that is what the arrival waits),
+ *   taken as the time of any batch up to cfg.admit_batch_max: what a
+ *   batch costs is mostly the fleet's writer lock and the round trips,
+ *   not its rows.  The fastest, not the
  *   mean: a slow batch or two (a cold cache, a checkpoint) in a storm the
  *   store keeps up with must not shed, while a store that is slow for
- *   every batch is slow by its fastest too.  Only full batches count:
- *   a batch of one costs nearly what a full one does, so small batches
- *   would make a fast store look slow.  A partial batch means the store
+ *   every batch is slow by its fastest too.  Only large batches count:
+ *   a batch of one costs nearly what a large one does, so small batches
+ *   would make a fast store look slow.  A small batch means the store
  *   caught up with the queue: the backlog is over and its samples go.
  * The next batch is never shed, so the store is never left idle by the
  * shedding: goodput stays the store's throughput.
@@ -32,7 +35,9 @@
 
 void gwc_pace_batch_answered(struct rs_gw_core *core, size_t n, int64_t sent_ms)
 {
-	if (n < GWC_BATCH_MAX) {
+	size_t large = core->cfg.admit_batch_max < GWC_PACE_MIN_BATCH ? core->cfg.admit_batch_max : GWC_PACE_MIN_BATCH;
+
+	if (n < large) {
 		core->n_full_batches = 0;
 		core->full_batch_next = 0;
 		if (core->shedding) {
@@ -75,14 +80,14 @@ static int64_t wait_ms(const struct rs_gw_core *core, size_t ahead)
 		if (rest < 0)
 			rest = 0;
 	}
-	return rest + (int64_t)(ahead / GWC_BATCH_MAX + 1) * t;
+	return rest + (int64_t)(ahead / core->cfg.admit_batch_max + 1) * t;
 }
 
 bool gwc_pace_would_shed(const struct rs_gw_core *core)
 {
 	int64_t w;
 
-	if (core->n_queued < GWC_BATCH_MAX)
+	if (core->n_queued < core->cfg.admit_batch_max)
 		return false; /* it goes in the next batch */
 	w = wait_ms(core, core->n_queued);
 	return w > (int64_t)core->cfg.admit_deadline_ms;

@@ -5,7 +5,7 @@
  *
  * Admissions (arrivals, drain handoffs, deferred placements) are batched
  * here: one batch is in flight at a time, and whatever queued meanwhile
- * goes as the next one (up to GWC_BATCH_MAX), decided in one transaction
+ * goes as the next one (up to cfg.admit_batch_max), decided in one transaction
  * by rs_store_admit_batch, each by the rule with the loads its
  * predecessors left: the decisions of one at a time, at the cost of one.
  *
@@ -188,22 +188,23 @@ static void admit_item(struct rs_gw_core *core, struct gwc_req *req, size_t i, s
 
 void gwc_admit_flush(struct rs_gw_core *core)
 {
-	struct rs_gw_link *take[GWC_BATCH_MAX];
+	struct rs_gw_link **take = NULL;
 	struct gwc_req *req;
 	size_t n;
 
 	if (core->admit_in_flight || !core->queue_head)
 		return;
 	req = gwc_req_new(core, RS_GW_STORE_ADMIT);
-	n = core->n_queued < GWC_BATCH_MAX ? core->n_queued : GWC_BATCH_MAX;
+	n = core->n_queued < core->cfg.admit_batch_max ? core->n_queued : core->cfg.admit_batch_max;
+	take = calloc(n, sizeof(*take));
 	if (req) {
 		req->items = calloc(n, sizeof(*req->items));
 		req->a = calloc(n, sizeof(*req->a));
 		req->errs = calloc(n, sizeof(*req->errs));
 	}
-	if (!req || !req->items || !req->a || !req->errs) {
+	if (!take || !req || !req->items || !req->a || !req->errs) {
 		gwc_req_free(req);
-		return; /* they wait for the next answer or tick */
+		goto cleanup; /* they wait for the next answer or tick */
 	}
 	n = gwc_admit_take(core, take, n);
 	for (size_t i = 0; i < n; i++)
@@ -225,7 +226,7 @@ void gwc_admit_flush(struct rs_gw_core *core)
 			core->n_queued++;
 		}
 		gwc_req_free(req);
-		return;
+		goto cleanup;
 	}
 	/* Handed to the store: from here an arrival waits for its answer, or
 	 * for its link to close (its outcome then discarded). */
@@ -236,6 +237,8 @@ void gwc_admit_flush(struct rs_gw_core *core)
 	core->n_requests++;
 	core->admit_in_flight = true;
 	core->admit_sent_ms = core->now.mono_ms;
+cleanup:
+	free(take);
 }
 
 void gwc_owe(struct rs_gw_core *core, const char *member_id, uint64_t epoch, bool keep_place)

@@ -83,6 +83,7 @@ pub struct rs_gw_core_config {
     pub drain: rs_drain_config,
     pub store_queue_max: u32,
     pub admit_deadline_ms: u32,
+    pub admit_batch_max: u32,
 }
 
 pub enum rs_frame {}
@@ -232,7 +233,7 @@ pub fn print_layout() {
     st!(rs_gw_time, mono_ms, wall_ms);
     st!(rs_gw_core_config, id, advertise_peer, secret, heartbeat_ms, ttl_ms, hello_timeout_ms,
         handoff_timeout_ms, home_grace_ms, token_ttl_s, max_frame, max_sessions, limit_retry_ms,
-        no_placement, registered, drain, store_queue_max, admit_deadline_ms);
+        no_placement, registered, drain, store_queue_max, admit_deadline_ms, admit_batch_max);
     st!(rs_gw_callbacks, send, close, resume, store, peer_is, log, exit);
     st!(rs_gw_counters, accepts, redirects_placement, redirects_drain, redirects_deferred,
         over_cap_accepts, stays, reserved, owner_fallbacks, rejects, store_errors, superseded_closed,

@@ -819,6 +819,7 @@ fn main() {
         drain: cfg.drain,
         store_queue_max: 0, // the core's default
         admit_deadline_ms: 0, // the core's default: the supervisors' dial deadline
+        admit_batch_max: 0,   // the core's default, RS_GW_ADMIT_BATCH_DEFAULT
     };
     let q = Box::into_raw(Box::new(Queue {
         who: who.clone(),
