@@ -174,6 +174,7 @@ struct rs_gw_counters {
 	uint64_t arrivals_expired;    /* their link closed before the store answered: dropped unadmitted */
 	uint64_t arrivals_timed_out;  /* still queued at admit_deadline_ms: REJECT LIMIT */
 	uint64_t arrivals_shed;       /* the queue ahead would outlast admit_deadline_ms: REJECT LIMIT at once */
+	uint64_t sandboxes_unchanged; /* SANDBOXES frames the store already had (the count last written): no write */
 };
 
 struct rs_gw_gauges {

@@ -53,6 +53,7 @@ int main(void)
 	F(rs_gw_counters, sandboxes_coalesced); F(rs_gw_counters, store_queue_full);
 	F(rs_gw_counters, store_errors_kind); F(rs_gw_counters, arrivals_expired);
 	F(rs_gw_counters, arrivals_timed_out); F(rs_gw_counters, arrivals_shed);
+	F(rs_gw_counters, sandboxes_unchanged);
 	ST(rs_gw_gauges);
 	F(rs_gw_gauges, supervisors); F(rs_gw_gauges, busiest); F(rs_gw_gauges, unrecorded);
 	F(rs_gw_gauges, deferred_pending); F(rs_gw_gauges, store_queue); F(rs_gw_gauges, store_up);

@@ -1289,6 +1289,36 @@ static void test_sandboxes_coalesced(void **state)
 	assert_int_equal(ctr(fx)->sandboxes_coalesced, 49);
 }
 
+/* A SANDBOXES frame carrying the count the store was last given (the
+ * HELLO's 2, written by the admission) writes nothing; a new count is
+ * written, and repeating it (a heartbeat later, nothing owed) writes
+ * nothing again.  Each skipped frame is counted. */
+static void test_sandboxes_unchanged(void **state)
+{
+	struct fx *fx = *state;
+	struct rs_gw_store_req *r;
+	struct rs_gw_gauges g;
+
+	attach_one(fx, 1, "sup-1", 10);
+	sandboxes_frame(fx, 1, 2);
+	assert_int_equal(fx->n_handed[RS_GW_STORE_SANDBOXES], 0);
+	assert_int_equal(ctr(fx)->sandboxes_unchanged, 1);
+	sandboxes_frame(fx, 1, 3);
+	assert_int_equal(n_pending_op(fx, RS_GW_STORE_SANDBOXES), 1);
+	r = take(fx, RS_GW_STORE_SANDBOXES);
+	assert_int_equal(r->u.sandboxes.count, 3);
+	done(fx, r, 0);
+	at(fx, rs_gw_core_next_wake(fx->core));
+	rs_gw_core_tick(fx->core, fx->now);
+	answer_heartbeats(fx);
+	sandboxes_frame(fx, 1, 3);
+	assert_int_equal(fx->n_handed[RS_GW_STORE_SANDBOXES], 1);
+	assert_int_equal(ctr(fx)->sandboxes_unchanged, 2);
+	assert_int_equal(ctr(fx)->sandboxes_coalesced, 0);
+	rs_gw_core_gauges(fx->core, &g);
+	assert_int_equal(g.busiest, 3);
+}
+
 /* Store requests handed out and not answered past store_queue_max: a new
  * arrival is accepted degraded (claimed once the queue drains) instead of
  * waiting behind them. */
@@ -1352,6 +1382,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refresh_rate_limited, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_clock_skew_gauge, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sandboxes_coalesced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sandboxes_unchanged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_queue_bounded, setup, teardown),
 	};
 

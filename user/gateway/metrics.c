@@ -143,6 +143,10 @@ static void render(const void *ctx, struct evbuffer *b)
 			  "SANDBOXES frames folded into the next store write (at most one per heartbeat a connection).");
 	evbuffer_add_printf(b, "ringsteer_gateway_sandboxes_coalesced_total{gateway=\"%s\"} %llu\n", id,
 			    (unsigned long long)k->sandboxes_coalesced);
+	rs_metrics_family(b, "ringsteer_gateway_sandboxes_unchanged_total", "counter",
+			  "SANDBOXES frames carrying the count the store already had: no store write.");
+	evbuffer_add_printf(b, "ringsteer_gateway_sandboxes_unchanged_total{gateway=\"%s\"} %llu\n", id,
+			    (unsigned long long)k->sandboxes_unchanged);
 	rs_metrics_family(b, "ringsteer_gateway_store_queue_full_total", "counter",
 			  "Arrivals accepted degraded because the store had too many requests unanswered.");
 	evbuffer_add_printf(b, "ringsteer_gateway_store_queue_full_total{gateway=\"%s\"} %llu\n", id,

@@ -46,6 +46,7 @@ void gwc_claim(struct rs_gw_link *l)
 	req->link = l;
 	if (gwc_req_submit(core, req) != 0)
 		return;
+	l->sandboxes_stored = l->sandboxes;
 	l->req = req;
 	gwc_set_state(l, RS_GW_CLAIMING);
 }

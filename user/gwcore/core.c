@@ -120,6 +120,13 @@ static void on_sandboxes(struct rs_gw_link *l, uint32_t count)
 	/* Unrecorded: the claim carries the count (claim.c compares it). */
 	if (l->state == RS_GW_DEGRADED || l->state == RS_GW_CLAIMING)
 		return;
+	/* What the store was last handed, nothing owed: no write.  A
+	 * supervisor reports its count on every attach, and in a storm those
+	 * writes would double the store's transactions for nothing. */
+	if (count == l->sandboxes_stored && !l->sandboxes_owed) {
+		core->counters.sandboxes_unchanged++;
+		return;
+	}
 	/* Within a heartbeat of the last write: the heartbeat's catch-up
 	 * writes the latest value, so a flood is one write per heartbeat. */
 	if (core->now.mono_ms < l->sandboxes_next_ms) {

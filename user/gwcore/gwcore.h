@@ -58,6 +58,7 @@ struct rs_gw_link {
 	bool queued;                          /* in the admission queue */
 	bool indexed;                         /* in the member index */
 	bool sandboxes_owed;                  /* a count the store has not been told */
+	uint32_t sandboxes_stored;            /* the count last handed to the store for this session */
 	int64_t refresh_next_ms;              /* a REFRESH before this is dropped (one per heartbeat) */
 	int64_t sandboxes_next_ms;            /* a count before this waits for the heartbeat's write */
 	bool liveness;                        /* its third fallback round refused here */

@@ -170,6 +170,7 @@ static void admit_item(struct rs_gw_core *core, struct gwc_req *req, size_t i, s
 	a->member_id = it->member_id;
 	a->epoch = l->epoch;
 	a->sandboxes = l->sandboxes;
+	l->sandboxes_stored = l->sandboxes;
 	if (l->state == RS_GW_PLACING) {
 		snprintf(it->instance_id, sizeof(it->instance_id), "%s", l->instance_id);
 		snprintf(it->source, sizeof(it->source), "%s", l->source);
@@ -310,7 +311,9 @@ int gwc_send_sandboxes(struct rs_gw_link *l)
 	req->pub.u.sandboxes.epoch = l->epoch;
 	req->pub.u.sandboxes.count = l->sandboxes;
 	err = gwc_req_submit(core, req);
-	if (!err)
+	if (!err) {
 		l->sandboxes_next_ms = core->now.mono_ms + core->cfg.heartbeat_ms;
+		l->sandboxes_stored = l->sandboxes;
+	}
 	return err;
 }

@@ -142,6 +142,10 @@ extern const struct rs_stmt_def rs_store_stmts[RS_STMT_COUNT];
 enum rs_txn {
 	RS_TXN_READ,
 	RS_TXN_WRITE,
+	/* A write of one member's row that changes nothing a placement reads
+	 * (no count, no state): the writers' fleet-wide lock is not taken, the
+	 * row's own lock serializing it (SQLite: as RS_TXN_WRITE). */
+	RS_TXN_WRITE_ROW,
 };
 
 /* Called per result row; cols[n_cols].  Non-zero stops the statement. */

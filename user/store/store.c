@@ -717,7 +717,9 @@ int rs_store_session_sandboxes(struct rs_store *st, const char *gateway_id, cons
 
 	if (!st || !rs_store_id_ok(gateway_id) || !rs_store_id_ok(member_id) || epoch > INT64_MAX)
 		return -EINVAL;
-	return rs_store_txn(st, RS_TXN_WRITE, session_sandboxes, &k);
+	/* One row's count, read by no placement: without the writers' lock,
+	 * so that a fleet's sandbox reports never queue behind admissions. */
+	return rs_store_txn(st, RS_TXN_WRITE_ROW, session_sandboxes, &k);
 }
 
 /* Reads the row first: an active row leaving takes its gateway's count. */

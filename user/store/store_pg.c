@@ -11,7 +11,10 @@
  *   (SET LOCAL lock_timeout), then -EBUSY.  The transaction is READ
  *   COMMITTED, so once the lock is held every statement sees every earlier
  *   writer's commit: the placement transaction reads counts and writes from
- *   them exactly as on SQLite.  Readers take one REPEATABLE READ READ ONLY
+ *   them exactly as on SQLite.  A write of one row that no placement reads
+ *   (RS_TXN_WRITE_ROW: a session's sandbox count) takes no advisory lock;
+ *   the row's own lock orders it with a placement writing that row, and it
+ *   waits for nothing else, so no deadlock can form.  Readers take one REPEATABLE READ READ ONLY
  *   snapshot and never wait for the lock.
  * - Statements are prepared once per connection, lazily, and checked
  *   against the statement table (parameter and column counts).  Parameters
@@ -566,7 +569,7 @@ static int pg_begin(struct rs_db *db, enum rs_txn kind)
 	char sql[384];
 	PGresult *res;
 	int64_t sent_ms;
-	bool write = kind == RS_TXN_WRITE && !db->read_only;
+	bool write = kind != RS_TXN_READ && !db->read_only;
 	bool measure;
 	int err = ensure_connected(db);
 
@@ -580,10 +583,13 @@ static int pg_begin(struct rs_db *db, enum rs_txn kind)
 	 * are the last result. */
 	if (!write)
 		snprintf(sql, sizeof(sql), "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT " SERVER_MS);
-	else
+	else if (kind == RS_TXN_WRITE)
 		snprintf(sql, sizeof(sql),
 			 "BEGIN; SET LOCAL lock_timeout = '%" PRIu32 "ms'; SELECT pg_advisory_xact_lock(%lld), " XACT_COLS,
 			 db->busy_timeout_ms, (long long)LOCK_KEY);
+	else /* RS_TXN_WRITE_ROW: the same columns, no writers' lock (a NULL in its place) */
+		snprintf(sql, sizeof(sql), "BEGIN; SET LOCAL lock_timeout = '%" PRIu32 "ms'; SELECT NULL, " XACT_COLS,
+			 db->busy_timeout_ms);
 	sent_ms = wall_ms(db);
 	/* The lock wait may take the busy timeout (then -EBUSY): its answer
 	 * gets as long again before the server counts as not answering. */

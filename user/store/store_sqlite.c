@@ -251,7 +251,7 @@ static void sqlite_rollback(struct rs_db *db)
 
 static int sqlite_begin(struct rs_db *db, enum rs_txn kind)
 {
-	return step_once(db->txn[kind == RS_TXN_WRITE && !db->read_only ? TXN_BEGIN_WRITE : TXN_BEGIN_READ]);
+	return step_once(db->txn[kind != RS_TXN_READ && !db->read_only ? TXN_BEGIN_WRITE : TXN_BEGIN_READ]);
 }
 
 static int sqlite_commit(struct rs_db *db)

@@ -137,6 +137,7 @@ pub struct rs_gw_counters {
     pub arrivals_expired: u64,
     pub arrivals_timed_out: u64,
     pub arrivals_shed: u64,
+    pub sandboxes_unchanged: u64,
 }
 
 /// struct rs_gw_gauges (gateway_core.h)
@@ -240,7 +241,7 @@ pub fn print_layout() {
         handoffs_completed, handoffs_timed_out, handoffs_abandoned, degraded_accepts, claims_recorded,
         claims_superseded, store_batches, store_batched, store_cancelled, store_statements, refresh_limited,
         sandboxes_coalesced, store_queue_full, store_errors_kind, arrivals_expired, arrivals_timed_out,
-        arrivals_shed);
+        arrivals_shed, sandboxes_unchanged);
     st!(rs_gw_gauges, supervisors, busiest, unrecorded, deferred_pending, store_queue, store_up,
         registered, draining, stopping, store_clock_skew_ms);
     macro_rules! constant {
