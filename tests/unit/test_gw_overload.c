@@ -436,22 +436,22 @@ static void test_normal_storm_sheds_nothing(void **state)
 	assert_true(t.worst_accept_ms < DEADLINE_MS);
 }
 
-/* With the default batch bound (RS_GW_ADMIT_BATCH_DEFAULT, 1024) a batch
+/* With the default batch bound (RS_GW_ADMIT_BATCH_DEFAULT, 512) a batch
  * takes all that queued while the last was out, up to the bound: 1,500
- * arrivals at once go as batches of 1, 1,024 and 475.  A bound past
+ * arrivals at once go as batches of 1, 512, 512 and 475.  A bound past
  * RS_GW_ADMIT_BATCH_LIMIT is refused. */
 static void test_batches_grow(void **state)
 {
 	struct fx *fx = *state;
 	struct rs_gw_core *other = NULL;
-	const size_t want[] = { 1, 1024, 475 };
+	const size_t want[] = { 1, 512, 512, 475 };
 
 	rs_gw_core_free(fx->core);
 	fx->cfg.admit_batch_max = 0;
 	assert_int_equal(rs_gw_core_new(&fx->cfg, &fx->cb, fx, fx->now, &fx->core), 0);
 	for (int i = 0; i < 1500; i++)
 		arrive(fx);
-	for (size_t k = 0; k < 3; k++) {
+	for (size_t k = 0; k < 4; k++) {
 		int p = pending_admit(fx);
 
 		assert_true(p >= 0);
@@ -460,7 +460,7 @@ static void test_batches_grow(void **state)
 	}
 	assert_int_equal(pending_admit(fx), -1);
 	assert_int_equal(ctr(fx)->accepts, 1500);
-	assert_int_equal(ctr(fx)->store_batches, 3);
+	assert_int_equal(ctr(fx)->store_batches, 4);
 	fx->cfg.admit_batch_max = RS_GW_ADMIT_BATCH_LIMIT + 1;
 	assert_int_equal(rs_gw_core_new(&fx->cfg, &fx->cb, fx, fx->now, &other), -EINVAL);
 	assert_null(other);
