@@ -25,22 +25,17 @@ static int slot_cmp(const void *a, const void *b)
 	return strcmp(((const struct rs_member_slot *)a)->member_id, ((const struct rs_member_slot *)b)->member_id);
 }
 
+/* bsearch's key against a slot: the key is the member id itself. */
+static int key_cmp(const void *key, const void *slot)
+{
+	return strcmp(key, ((const struct rs_member_slot *)slot)->member_id);
+}
+
 struct rs_member_slot *rs_member_table_find(const struct rs_member_table *t, const char *member_id)
 {
-	size_t lo = 0, hi = t->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(t->slots[mid].member_id, member_id);
-
-		if (c == 0)
-			return &t->slots[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	if (t->n == 0)
+		return NULL; /* slots may be NULL then, which bsearch must not get */
+	return bsearch(member_id, t->slots, t->n, sizeof(*t->slots), key_cmp);
 }
 
 /* An rs_db_row_fn filing one session row under its member's slot: a row
