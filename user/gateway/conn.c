@@ -233,6 +233,7 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 	bool handshaking = c->link && rs_gw_link_state(c->link) == RS_GW_HANDSHAKE;
 
 	if (what & BEV_EVENT_CONNECTED) { /* the TLS handshake is done */
+		gw_tls_count_handshake(gw, bev);
 		if (c->link)
 			rs_gw_core_link_secured(gw->core, c->link);
 		return;
