@@ -8,13 +8,19 @@
  *                      attach, the baseline
  *   full, tickets on   at a gateway with --tls-ticket-keys, no session
  *                      offered: what issuing a ticket after the handshake
- *                      costs (it must not hold the ACCEPT)
+ *                      costs (no Nagle stall: the gateway's sockets are
+ *                      TCP_NODELAY; under mTLS OpenSSL 3.0's building of
+ *                      the ticket, which decodes the client certificate
+ *                      again, shows)
  *   resumed handoff    at gateway B, offering the session that the same
  *                      member's full attach at A (untimed; A and B share
  *                      the keyring) has just left: a handoff from A to B
  * The server's certificate is verified and must name the gateway dialled,
  * as a redirected supervisor's must; A's and B's certificates name both
- * (a session is offered only to a name its certificate names).  The
+ * (a session is offered only to a name its certificate names).  With
+ * "mtls" each member presents its certificate (TLS_DIR/bench-K.crt), as a
+ * supervisor does to gateways given --tls-ca; each member has its own
+ * contexts and its own kept session either way.  The
  * gateways run with --no-placement, so every HELLO is accepted where it
  * lands.  Prints median, p90 and p99 and attaches per second of each, the
  * ratios against the baseline, and how many "resumed" attaches resumed
@@ -25,7 +31,8 @@
  * same share of the members' rows and the placement cap, which --no-
  * placement does not lift, never redirects one.
  *
- * usage: tls_resume SECRET_FILE CA_FILE MEMBERS ROUNDS BASE FULL A B
+ * usage: tls_resume SECRET_FILE TLS_DIR MEMBERS ROUNDS BASE FULL A B [mtls]
+ *   TLS_DIR  holds ca.crt (and for mtls bench-K.{crt,key}, K in 1..MEMBERS)
  *   BASE, FULL, A, B  each GATEWAY_ID@ADDR:PORT (the peer endpoint) */
 #include <errno.h>
 #include <signal.h>
@@ -309,11 +316,13 @@ int main(int argc, char **argv)
 					      [FULL] = { .label = "full, tickets on" },
 					      [RESUMED] = { .label = "resumed handoff" } };
 	struct target a = { .label = "A" };
-	struct rs_tls_files files = { 0 };
-	struct rs_tls_resume kept = { 0 };
+	static struct rs_tls_resume kept[MEMBERS_MAX];
+	static SSL_CTX *plain_ctx[MEMBERS_MAX], *resume_ctx[MEMBERS_MAX];
+	char ca[4096], cert[4096], key[4096];
+	struct rs_tls_files files = { .ca = ca };
+	bool mtls;
 	struct summary s[N_VARIANTS];
 	char (*tokens)[RS_TOKEN_MAX + 1] = NULL;
-	SSL_CTX *plain_ctx = NULL, *resume_ctx = NULL;
 	struct rs_secret secret;
 	struct timespec wall;
 	uint64_t epoch0, seq = 0;
@@ -321,12 +330,13 @@ int main(int argc, char **argv)
 	char why[512] = "";
 	int members, rounds, rc = 1;
 
-	members = argc == 9 ? atoi(argv[3]) : 0;
-	rounds = argc == 9 ? atoi(argv[4]) : 0;
-	if (argc != 9 || members <= 0 || members > MEMBERS_MAX || members % N_VARIANTS != 0 || rounds <= 0 ||
+	mtls = argc == 10 && strcmp(argv[9], "mtls") == 0;
+	members = argc == 9 || mtls ? atoi(argv[3]) : 0;
+	rounds = argc == 9 || mtls ? atoi(argv[4]) : 0;
+	if (!(argc == 9 || mtls) || members <= 0 || members > MEMBERS_MAX || members % N_VARIANTS != 0 || rounds <= 0 ||
 	    parse_target(argv[5], &targets[BASE]) || parse_target(argv[6], &targets[FULL]) ||
 	    parse_target(argv[7], &a) || parse_target(argv[8], &targets[RESUMED])) {
-		fprintf(stderr, "usage: tls_resume SECRET_FILE CA_FILE MEMBERS(3..%d, a multiple of 3) ROUNDS BASE FULL A B\n"
+		fprintf(stderr, "usage: tls_resume SECRET_FILE TLS_DIR MEMBERS(3..%d, a multiple of 3) ROUNDS BASE FULL A B [mtls]\n"
 				"  (BASE, FULL, A, B: GATEWAY_ID@ADDR:PORT, each gateway's peer endpoint)\n",
 			MEMBERS_MAX);
 		return 2;
@@ -337,14 +347,22 @@ int main(int argc, char **argv)
 	}
 	/* A write to a connection the gateway closed must fail, not kill us. */
 	signal(SIGPIPE, SIG_IGN);
-	files.ca = argv[2];
-	if (rs_tls_client_ctx(&files, &plain_ctx, why, sizeof(why)) != 0 ||
-	    rs_tls_client_ctx(&files, &resume_ctx, why, sizeof(why)) != 0) {
-		fprintf(stderr, "tls_resume: %s\n", why);
-		goto cleanup;
+	snprintf(ca, sizeof(ca), "%s/ca.crt", argv[2]);
+	for (int k = 0; k < members; k++) {
+		if (mtls) {
+			snprintf(cert, sizeof(cert), "%s/bench-%d.crt", argv[2], k + 1);
+			snprintf(key, sizeof(key), "%s/bench-%d.key", argv[2], k + 1);
+			files.cert = cert;
+			files.key = key;
+		}
+		if (rs_tls_client_ctx(&files, &plain_ctx[k], why, sizeof(why)) != 0 ||
+		    rs_tls_client_ctx(&files, &resume_ctx[k], why, sizeof(why)) != 0) {
+			fprintf(stderr, "tls_resume: %s\n", why);
+			goto cleanup;
+		}
+		if (rs_tls_resume_attach(resume_ctx[k], &kept[k]) != 0)
+			goto cleanup;
 	}
-	if (rs_tls_resume_attach(resume_ctx, &kept) != 0)
-		goto cleanup;
 
 	tokens = calloc((size_t)members, sizeof(*tokens));
 	if (!tokens)
@@ -378,19 +396,19 @@ int main(int argc, char **argv)
 			if (v == RESUMED) {
 				/* The member's attach at A, untimed: a full handshake
 				 * (nothing offered) whose ticket is kept. */
-				rs_tls_resume_forget(&kept);
-				if (attach(&a, resume_ctx, false, member, tokens[k], epoch0 + seq, &us, &resumed, why,
+				rs_tls_resume_forget(&kept[k]);
+				if (attach(&a, resume_ctx[k], false, member, tokens[k], epoch0 + seq, &us, &resumed, why,
 					   sizeof(why)) != 0) {
 					fprintf(stderr, "tls_resume: attach at A (%s) failed: %s\n", a.gateway_id, why);
 					goto cleanup;
 				}
 				seq++;
-				if (!kept.last) {
+				if (!kept[k].last) {
 					fprintf(stderr, "tls_resume: A (%s) sent no session ticket\n", a.gateway_id);
 					goto cleanup;
 				}
 			}
-			if (attach(t, v == RESUMED ? resume_ctx : plain_ctx, v == RESUMED, member, tokens[k],
+			if (attach(t, v == RESUMED ? resume_ctx[k] : plain_ctx[k], v == RESUMED, member, tokens[k],
 				   epoch0 + seq, &us, &resumed, why, sizeof(why)) != 0) {
 				fprintf(stderr, "tls_resume: %s attach %d of %s to %s failed: %s\n", t->label, r + 1,
 					member, t->gateway_id, why);
@@ -407,9 +425,9 @@ int main(int argc, char **argv)
 
 	for (int v = 0; v < N_VARIANTS; v++)
 		summarize(&targets[v], &s[v]);
-	printf("connect-to-ACCEPT over TLS 1.3 at a gateway's peer endpoint (--no-placement), %d attaches per "
+	printf("connect-to-ACCEPT over TLS 1.3%s at a gateway's peer endpoint (--no-placement), %d attaches per "
 	       "variant (interleaved, after %d warm-up rounds):\n",
-	       rounds, WARMUP_ROUNDS);
+	       mtls ? " with client certificates (mTLS)" : "", rounds, WARMUP_ROUNDS);
 	for (int v = 0; v < N_VARIANTS; v++)
 		printf("  %-17s (%s): median %.0f us, p90 %.0f us, p99 %.0f us, %.0f attaches/s\n", targets[v].label,
 		       targets[v].gateway_id, s[v].median, s[v].p90, s[v].p99, s[v].per_s);
@@ -423,9 +441,11 @@ int main(int argc, char **argv)
 cleanup:
 	for (int v = 0; v < N_VARIANTS; v++)
 		free(targets[v].us);
-	rs_tls_resume_forget(&kept);
-	SSL_CTX_free(plain_ctx);
-	SSL_CTX_free(resume_ctx);
+	for (int k = 0; k < MEMBERS_MAX; k++) {
+		rs_tls_resume_forget(&kept[k]);
+		SSL_CTX_free(plain_ctx[k]);
+		SSL_CTX_free(resume_ctx[k]);
+	}
 	free(tokens);
 	return rc;
 }

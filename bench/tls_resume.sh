@@ -7,7 +7,9 @@
 # gw-4 (tickets on: what the ticket after the handshake costs), and at gw-3
 # a resumption of the session the same member's untimed attach at gw-2 just
 # left (gw-2, gw-3 and gw-4 share a keyring: a supervisor handed off from
-# gw-2 to gw-3).  Server authentication only (no client certificates).  The machine's load is
+# gw-2 to gw-3).  RS_BENCH_MTLS=1: the gateways require client
+# certificates (--tls-ca) and each member presents its own (mTLS, as the
+# deploy/ manifests run); else server authentication only.  The machine's load is
 # printed before and after: the figures are only as quiet as it is.  Root
 # only.
 set -u
@@ -18,12 +20,14 @@ members=9
 
 [ -x "$RS_BUILD/bench/tls_resume" ] ||
 	{ echo "missing binary: $RS_BUILD/bench/tls_resume (make $RS_BUILD/bench/tls_resume)" >&2; exit 1; }
+mtls=${RS_BENCH_MTLS:-0}
 export RS_TLS=1 RS_TLS_MTLS=0
 # Certificates naming both gateways of the pair: a session is offered only
 # to a name its certificate names.
 rs_gw_transport_args() {
 	rs_tls_issue "gw-$1" "DNS:gw-2,DNS:gw-3,DNS:gw-$1,DNS:$RS_TLS_NAME"
 	echo "--tls-cert $RS_DIR/tls/gw-$1.crt --tls-key $RS_DIR/tls/gw-$1.key"
+	[ "$mtls" != 1 ] || echo "--tls-ca $RS_DIR/tls/ca.crt"
 	[ "$1" = 1 ] || echo "--tls-ticket-keys $RS_DIR/tickets"
 }
 cluster_up --gateways 0
@@ -32,10 +36,14 @@ cluster_up --gateways 0
 for n in 1 2 3 4; do gw_start "$n" --no-placement; done
 log_has "$(gw_log 1)" 'event=tls_loaded .*ticket_key=off' || fail "gw-1 has tickets on"
 log_has "$(gw_log 3)" 'event=tls_loaded .*ticket_key=k1' || fail "gw-3 has no ticket key"
+if [ "$mtls" = 1 ]; then
+	for ((k = 1; k <= members; k++)); do rs_tls_issue "bench-$k" "DNS:bench-$k"; done
+fi
 peer() { echo "gw-$1@$(gw_addr "$1"):$RS_GW_PEER_PORT"; }
 echo "load before: $(uptime)"
-nsenter --net="/run/netns/$RS_NS" "$RS_BUILD/bench/tls_resume" "$RS_SECRET" "$RS_DIR/tls/ca.crt" "$members" \
-	"$attaches" "$(peer 1)" "$(peer 4)" "$(peer 2)" "$(peer 3)" || fail "tls_resume failed"
+nsenter --net="/run/netns/$RS_NS" "$RS_BUILD/bench/tls_resume" "$RS_SECRET" "$RS_DIR/tls" "$members" \
+	"$attaches" "$(peer 1)" "$(peer 4)" "$(peer 2)" "$(peer 3)" $([ "$mtls" != 1 ] || echo mtls) ||
+	fail "tls_resume failed"
 echo "load after: $(uptime)"
 for n in 1 2 3 4; do
 	echo "gw-$n handshakes: full $(metric "$n" ringsteer_gateway_tls_handshakes_total 'kind="full"')," \
