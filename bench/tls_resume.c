@@ -42,6 +42,8 @@
 #include <string.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
@@ -229,8 +231,33 @@ static int read_frame(struct link *l, struct rs_frame *f)
 /* One attach: connect, handshake, HELLO, ACCEPT; *us is the time from
  * before connect() to the ACCEPT decoded.  Then GOODBYE and close, not
  * timed.  Returns 0, or a negative errno with why saying what happened. */
-static int attach(const struct target *t, SSL_CTX *ctx, bool offer, const char *member, const char *token,
-		  uint64_t epoch, double *us, bool *resumed, char *why, size_t why_len)
+/* After the ACCEPT: the session ticket, which the gateway sends once the
+ * ACCEPT is written, read until kept holds it (at most IO_TIMEOUT_S).  Not
+ * timed: a supervisor's bufferevent reads it whenever it comes. */
+static int await_ticket(struct link *l, const struct rs_tls_resume *kept)
+{
+	struct pollfd pfd = { .fd = l->fd, .events = POLLIN };
+	uint8_t buf[64];
+	int flags = fcntl(l->fd, F_GETFL);
+
+	if (flags < 0 || fcntl(l->fd, F_SETFL, flags | O_NONBLOCK) < 0)
+		return -errno;
+	while (!kept->last) {
+		int n;
+
+		if (poll(&pfd, 1, IO_TIMEOUT_S * 1000) != 1)
+			return -ETIMEDOUT;
+		n = SSL_read(l->ssl, buf, sizeof(buf));
+		if (n <= 0 && SSL_get_error(l->ssl, n) != SSL_ERROR_WANT_READ)
+			return -EIO;
+	}
+	ERR_clear_error();
+	return fcntl(l->fd, F_SETFL, flags) < 0 ? -errno : 0;
+}
+
+static int attach(const struct target *t, SSL_CTX *ctx, bool offer, const struct rs_tls_resume *wait_ticket,
+		  const char *member, const char *token, uint64_t epoch, double *us, bool *resumed, char *why,
+		  size_t why_len)
 {
 	struct rs_frame hello = { .version = RS_PROTO_VERSION, .type = RS_FRAME_HELLO };
 	struct rs_frame answer;
@@ -265,6 +292,10 @@ static int attach(const struct target *t, SSL_CTX *ctx, bool offer, const char *
 	if (answer.type != RS_FRAME_ACCEPT || strcmp(answer.u.accept.gateway_id, t->gateway_id) != 0) {
 		snprintf(why, why_len, "%s instead of ACCEPT from %s", rs_frame_type_name(answer.type), t->gateway_id);
 		rc = -EPROTO;
+		goto cleanup;
+	}
+	if (wait_ticket && (rc = await_ticket(&l, wait_ticket)) != 0) {
+		snprintf(why, why_len, "no session ticket after the ACCEPT (%s)", strerror(-rc));
 		goto cleanup;
 	}
 	send_frame(&l, &(struct rs_frame){ .version = RS_PROTO_VERSION, .type = RS_FRAME_GOODBYE,
@@ -397,7 +428,7 @@ int main(int argc, char **argv)
 				/* The member's attach at A, untimed: a full handshake
 				 * (nothing offered) whose ticket is kept. */
 				rs_tls_resume_forget(&kept[k]);
-				if (attach(&a, resume_ctx[k], false, member, tokens[k], epoch0 + seq, &us, &resumed, why,
+				if (attach(&a, resume_ctx[k], false, &kept[k], member, tokens[k], epoch0 + seq, &us, &resumed, why,
 					   sizeof(why)) != 0) {
 					fprintf(stderr, "tls_resume: attach at A (%s) failed: %s\n", a.gateway_id, why);
 					goto cleanup;
@@ -408,7 +439,7 @@ int main(int argc, char **argv)
 					goto cleanup;
 				}
 			}
-			if (attach(t, v == RESUMED ? resume_ctx[k] : plain_ctx[k], v == RESUMED, member, tokens[k],
+			if (attach(t, v == RESUMED ? resume_ctx[k] : plain_ctx[k], v == RESUMED, NULL, member, tokens[k],
 				   epoch0 + seq, &us, &resumed, why, sizeof(why)) != 0) {
 				fprintf(stderr, "tls_resume: %s attach %d of %s to %s failed: %s\n", t->label, r + 1,
 					member, t->gateway_id, why);

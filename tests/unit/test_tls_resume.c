@@ -499,6 +499,49 @@ static void test_mtls_needs_mtls_session(void **state)
 	server_close(&mtls_gw);
 }
 
+/* The gateway's way: no ticket at the end of the handshake (num_tickets
+ * 0), one when it asks (rs_tls_send_ticket), ahead of what it writes next. */
+static void test_ticket_on_demand(void **state)
+{
+	const struct pki *p = *state;
+	struct server gw1;
+	struct rs_tls_resume r;
+	SSL_CTX *client = client_open(p, NULL, &r);
+	struct conn k;
+	char buf[16];
+
+	server_open(&gw1, p, "gw-1", false, "a");
+	SSL_CTX_set_num_tickets(gw1.ctx, 0);
+	assert_true(dial(&k, client, &gw1, "gw-1"));
+	hang_up(&k);
+	assert_null(r.last);
+
+	memset(&k, 0, sizeof(k));
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, k.fds), 0);
+	k.c = SSL_new(client);
+	k.s = SSL_new(gw1.ctx);
+	SSL_set_fd(k.c, k.fds[0]);
+	SSL_set_fd(k.s, k.fds[1]);
+	SSL_set_connect_state(k.c);
+	SSL_set_accept_state(k.s);
+	assert_int_equal(rs_tls_expect_name(k.c, "gw-1"), 0);
+	assert_true(handshake(&k));
+	assert_int_equal(rs_tls_send_ticket(k.c), -EINVAL); /* a client sends none */
+	assert_int_equal(rs_tls_send_ticket(k.s), 0);
+	assert_int_equal(SSL_write(k.s, "ACCEPT", 6), 6);
+	assert_int_equal(SSL_read(k.c, buf, sizeof(buf)), 6);
+	hang_up(&k);
+	assert_non_null(r.last);
+
+	assert_true(dial(&k, client, &gw1, "gw-1"));
+	assert_true(SSL_session_reused(k.s));
+	hang_up(&k);
+
+	rs_tls_resume_forget(&r);
+	SSL_CTX_free(client);
+	server_close(&gw1);
+}
+
 /* A rebuilt client context (a rotated client certificate) starts without
  * a session. */
 static void test_new_ctx_forgets(void **state)
@@ -535,6 +578,7 @@ int main(void)
 		cmocka_unit_test(test_identity_on_resumption),
 		cmocka_unit_test(test_mtls_identity_survives),
 		cmocka_unit_test(test_mtls_needs_mtls_session),
+		cmocka_unit_test(test_ticket_on_demand),
 		cmocka_unit_test(test_new_ctx_forgets),
 	};
 

@@ -199,6 +199,10 @@ void gw_tls_watch(struct gateway *gw);
  * set, else plain.  NULL on failure, fd then closed (tls_server.c). */
 struct bufferevent *gw_tls_bufferevent(struct gateway *gw, evutil_socket_t fd);
 
+/* Sends bev's session ticket (--tls-ticket-keys; else nothing).  Only while
+ * bev's output is empty (tls_server.c). */
+void gw_tls_send_ticket(struct gateway *gw, struct bufferevent *bev);
+
 /* Counts bev's finished handshake as full or resumed (tls_server.c). */
 void gw_tls_count_handshake(struct gateway *gw, struct bufferevent *bev);
 

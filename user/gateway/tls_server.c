@@ -17,7 +17,14 @@
  * (tls_ticket.c), read with the certificate (a file that does not load
  * keeps the old context and keys, as a bad certificate does), and derived
  * again at each heartbeat, so that a key whose since has come starts
- * encrypting without a reload.  A resumed handshake carries no
+ * encrypting without a reload.  The ticket is not sent by OpenSSL at the
+ * end of the handshake but by conn.c once the ACCEPT is written
+ * (gw_tls_send_ticket): building one decodes the session again, client
+ * certificate included, and OpenSSL 3.0's key decoder makes that about
+ * 300 us, which before the ACCEPT made an mTLS attach 10% slower
+ * (bench/tls_resume.sh).  So a supervisor holds a ticket once accepted
+ * somewhere, for its redials, Service dials and handoffs; a REDIRECT's
+ * link gets none.  A resumed handshake carries no
  * certificate: the client's, under mTLS, is the one the session was made
  * with, and gw_tls_client_is checks the HELLO's member against it as on a
  * full handshake. */
@@ -76,11 +83,14 @@ static int build(struct gateway *gw, SSL_CTX **ctx, int64_t *not_after, struct r
 	err = rs_tls_server_ctx(&files, ctx, why, why_len);
 	if (err)
 		return err;
-	if (gw->cfg.tls_ticket_keys && rs_tls_ticket_keys_install(*ctx, &gw->tickets) != 0) {
-		snprintf(why, why_len, "cannot turn session tickets on");
-		SSL_CTX_free(*ctx);
-		*ctx = NULL;
-		return -EINVAL;
+	if (gw->cfg.tls_ticket_keys) {
+		if (rs_tls_ticket_keys_install(*ctx, &gw->tickets) != 0) {
+			snprintf(why, why_len, "cannot turn session tickets on");
+			SSL_CTX_free(*ctx);
+			*ctx = NULL;
+			return -EINVAL;
+		}
+		SSL_CTX_set_num_tickets(*ctx, 0); /* conn.c sends it: gw_tls_send_ticket */
 	}
 	if (rs_tls_ctx_not_after(*ctx, not_after) != 0)
 		*not_after = 0;
@@ -235,6 +245,14 @@ struct bufferevent *gw_tls_bufferevent(struct gateway *gw, evutil_socket_t fd)
 	/* A supervisor that exits without close_notify is a departure, not an attack. */
 	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
 	return bev;
+}
+
+void gw_tls_send_ticket(struct gateway *gw, struct bufferevent *bev)
+{
+	SSL *ssl = gw->tls && gw->cfg.tls_ticket_keys ? bufferevent_openssl_get_ssl(bev) : NULL;
+
+	if (ssl)
+		(void)rs_tls_send_ticket(ssl); /* a failure is a supervisor without a ticket: a full handshake next */
 }
 
 bool gw_tls_client_is(struct bufferevent *bev, const struct gateway *gw, const char *member)

@@ -122,6 +122,13 @@ int rs_tls_ticket_keys_derive(const struct rs_keyring *kr, uint64_t now, struct 
  * app data.  Returns 0 or -EINVAL. */
 int rs_tls_ticket_keys_install(SSL_CTX *ctx, struct rs_tls_ticket_keys *keys);
 
+/* Sends one session ticket on the server ssl now, its handshake done (for
+ * a context whose num_tickets is 0, where the owner picks the moment).
+ * Call it only when no application data write is pending on ssl.  Returns
+ * 0 (written), -EAGAIN (goes out before the next application data), -EINVAL
+ * (not a TLS 1.3 server past its handshake), -EIO. */
+int rs_tls_send_ticket(SSL *ssl);
+
 /* A client's last session (tls_resume.c). */
 struct rs_tls_resume {
 	SSL_CTX *ctx;      /* the context it is attached to (not owned) */

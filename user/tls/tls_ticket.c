@@ -120,6 +120,25 @@ static int ticket_cb(SSL *ssl, unsigned char name[16], unsigned char iv[EVP_MAX_
 	return 0;
 }
 
+int rs_tls_send_ticket(SSL *ssl)
+{
+	int rc, err;
+
+	ERR_clear_error();
+	if (!ssl || SSL_new_session_ticket(ssl) != 1) {
+		ERR_clear_error();
+		return -EINVAL;
+	}
+	/* Written now when the socket takes it; else OpenSSL finishes it
+	 * before the next application data it writes. */
+	rc = SSL_do_handshake(ssl);
+	err = rc == 1 ? SSL_ERROR_NONE : SSL_get_error(ssl, rc);
+	ERR_clear_error();
+	if (err == SSL_ERROR_NONE)
+		return 0;
+	return err == SSL_ERROR_WANT_WRITE || err == SSL_ERROR_WANT_READ ? -EAGAIN : -EIO;
+}
+
 int rs_tls_ticket_keys_install(SSL_CTX *ctx, struct rs_tls_ticket_keys *keys)
 {
 	if (!ctx || !keys || keys->n == 0)
