@@ -7,14 +7,14 @@
  *   full, no tickets   at a gateway without --tls-ticket-keys: today's
  *                      attach, the baseline
  *   full, tickets on   at a gateway with --tls-ticket-keys, no session
- *                      offered: what issuing a ticket after the handshake
- *                      costs (no Nagle stall: the gateway's sockets are
- *                      TCP_NODELAY; under mTLS OpenSSL 3.0's building of
- *                      the ticket, which decodes the client certificate
- *                      again, shows)
+ *                      offered: what the ticket costs the attach (the
+ *                      gateway builds it after writing the ACCEPT: before
+ *                      it, OpenSSL 3.0's re-decoding of the session made
+ *                      an mTLS attach about 10% slower)
  *   resumed handoff    at gateway B, offering the session that the same
- *                      member's full attach at A (untimed; A and B share
- *                      the keyring) has just left: a handoff from A to B
+ *                      member's full attach at A (untimed, its ticket
+ *                      read after the ACCEPT; A and B share the keyring)
+ *                      has just left: a handoff from A to B
  * The server's certificate is verified and must name the gateway dialled,
  * as a redirected supervisor's must; A's and B's certificates name both
  * (a session is offered only to a name its certificate names).  With

@@ -147,9 +147,9 @@ int rs_tls_ticket_keys_install(SSL_CTX *ctx, struct rs_tls_ticket_keys *keys)
 		ERR_clear_error();
 		return -EINVAL;
 	}
-	/* One ticket: a supervisor keeps only the last, and a resumption is
-	 * answered with a fresh one.  It goes out on a TCP_NODELAY socket
-	 * (conn.c), so it does not hold the ACCEPT behind a delayed ACK. */
+	/* One ticket at the end of each handshake: a client keeps only the
+	 * last.  An owner that picks the moment itself (the gateway, after
+	 * its ACCEPT) sets num_tickets 0 and calls rs_tls_send_ticket. */
 	SSL_CTX_set_num_tickets(ctx, 1);
 	SSL_CTX_clear_options(ctx, SSL_OP_NO_TICKET);
 	/* Bounds how long a client certificate verified once is taken on
