@@ -199,11 +199,26 @@ void gw_tls_watch(struct gateway *gw);
  * set, else plain.  NULL on failure, fd then closed (tls_server.c). */
 struct bufferevent *gw_tls_bufferevent(struct gateway *gw, evutil_socket_t fd);
 
+/* Reads --tls-ticket-keys into *ring and derives *keys at now; why says
+ * what failed.  Returns 0 or -errno (tls_tickets.c). */
+int gw_tickets_load(const struct gateway *gw, struct rs_keyring *ring, struct rs_tls_ticket_keys *keys, char *why,
+		    size_t why_len);
+
+/* Turns tickets on for ctx under gw->tickets, sent by conn.c after the
+ * ACCEPT.  Returns 0 or -EINVAL, why set (tls_tickets.c). */
+int gw_tickets_install(struct gateway *gw, SSL_CTX *ctx, char *why, size_t why_len);
+
+/* The id of the key encrypting tickets now, "off" or "none" (tls_tickets.c). */
+const char *gw_tickets_signer(const struct gateway *gw);
+
+/* The heartbeat's: moves to a key whose since has come (tls_tickets.c). */
+void gw_tickets_watch(struct gateway *gw);
+
 /* Sends bev's session ticket (--tls-ticket-keys; else nothing).  Only while
- * bev's output is empty (tls_server.c). */
+ * bev's output is empty (tls_tickets.c). */
 void gw_tls_send_ticket(struct gateway *gw, struct bufferevent *bev);
 
-/* Counts bev's finished handshake as full or resumed (tls_server.c). */
+/* Counts bev's finished handshake as full or resumed (tls_tickets.c). */
 void gw_tls_count_handshake(struct gateway *gw, struct bufferevent *bev);
 
 /* Whether mTLS is off, or bev's client certificate (on a resumed
