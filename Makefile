@@ -419,6 +419,7 @@ bench: deps all $(BENCH_BINS)
 	@echo "== bench/accept_time.sh"; bench/accept_time.sh $(BUILD)
 	@echo "== bench/connect_steer.sh"; bench/connect_steer.sh $(BUILD)
 	@echo "== bench/tls_cost.sh"; bench/tls_cost.sh $(BUILD)
+	@echo "== bench/tls_resume.sh"; bench/tls_resume.sh $(BUILD)
 	@echo "== bench/scale.sh"; bench/scale.sh $(BUILD)
 	@echo "== bench/store_pgbench.sh"; bench/store_pgbench.sh $(BUILD) || tests/skip_status.sh $$? bench/store_pgbench.sh
 	@echo "== bench/core_before_after.sh"; bench/core_before_after.sh $(BUILD)

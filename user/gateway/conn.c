@@ -35,7 +35,29 @@ struct gw_conn {
 	struct gw_unauth_node unode; /* in gw->unauth while not yet attached */
 	bool closing;             /* the core closed it: flushing */
 	bool overflowed;          /* past --max-unsent: closed from the loop, nothing more queued */
+	bool ticket_due;          /* handshake done, session ticket not sent yet (--tls-ticket-keys) */
 };
+
+/* The session ticket goes out once the ACCEPT has been written, so that
+ * building it (hundreds of microseconds under mTLS, tls_server.c) never
+ * delays an attach, and only to a supervisor accepted here: a refused
+ * HELLO, or one REDIRECTed (which leaves at once), gets none.  Only with
+ * nothing queued: the ticket must not split a pending write. */
+static void send_ticket(struct gw_conn *c)
+{
+	enum rs_gw_session_state st;
+
+	if (!c->ticket_due || c->closing || !c->link)
+		return;
+	st = rs_gw_link_state(c->link);
+	if (st != RS_GW_ATTACHED && st != RS_GW_DEGRADED && st != RS_GW_CLAIMING && st != RS_GW_DEFER_DUE &&
+	    st != RS_GW_DEFER_ASKED)
+		return;
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)
+		return; /* write_done tries again */
+	c->ticket_due = false;
+	gw_tls_send_ticket(c->gw, c->bev);
+}
 
 static void conn_authenticated(struct gw_conn *c)
 {
@@ -112,8 +134,10 @@ static void write_done(struct bufferevent *bev, void *arg)
 	struct gateway *gw = c->gw;
 
 	(void)bev;
-	if (!c->closing)
+	if (!c->closing) {
+		send_ticket(c); /* the ACCEPT is written */
 		return;
+	}
 	conn_free(c, RS_GW_LINK_FLUSHED);
 	gw_core_settle(gw);
 }
@@ -233,6 +257,8 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 	bool handshaking = c->link && rs_gw_link_state(c->link) == RS_GW_HANDSHAKE;
 
 	if (what & BEV_EVENT_CONNECTED) { /* the TLS handshake is done */
+		gw_tls_count_handshake(gw, bev);
+		c->ticket_due = gw->cfg.tls_ticket_keys != NULL;
 		if (c->link)
 			rs_gw_core_link_secured(gw->core, c->link);
 		return;

@@ -25,6 +25,7 @@
 #include "ringsteer/proto.h"
 #include "ringsteer/store.h"
 #include "store/store_worker.h"
+#include "tls/tls.h"
 #include "ringsteer/token.h"
 #include "unauth.h"
 #include "util/accept_pause.h"
@@ -66,6 +67,7 @@ struct gw_config {
 	const char *tls_cert;        /* PEM chain: TLS 1.3 on both listeners */
 	const char *tls_key;
 	const char *tls_ca;          /* verify client certificates against it (mTLS) */
+	const char *tls_ticket_keys; /* a keyring the fleet shares: session tickets on */
 	bool insecure;               /* plaintext, by explicit choice */
 };
 
@@ -115,6 +117,8 @@ struct gw_agent_link {
 struct gw_counters {
 	uint64_t tls_reloads_ok;      /* SIGHUP: certificate, key and CA read anew */
 	uint64_t tls_reloads_failed;  /* SIGHUP: the files were unusable; the old ones still serve */
+	uint64_t tls_full;            /* handshakes that verified certificates */
+	uint64_t tls_resumed;         /* handshakes that resumed a ticket's session */
 	uint64_t agent_attempts[GW_AGENT_RESULT_COUNT]; /* registrations with the node agent, by result */
 	uint64_t unauth_evicted;      /* waiting connections closed for a fairer arrival (unauth_fair.h) */
 	uint64_t unsent_closed;       /* connections closed with more than --max-unsent bytes unsent */
@@ -140,6 +144,9 @@ struct gateway {
 				       * A reload swaps it; live connections keep theirs */
 	int64_t tls_not_after;        /* its certificate's expiry, seconds since the epoch */
 	uint64_t tls_stamp;           /* the TLS files' identity when last (re)loaded */
+	struct rs_keyring ticket_ring; /* --tls-ticket-keys as last loaded; n 0: tickets off */
+	struct rs_tls_ticket_keys tickets; /* derived from it at the heartbeat's now; every
+				       * context made with tickets reads them at each handshake */
 	uint8_t heartbeat_frame[16];  /* HEARTBEAT, encoded once: queued by reference */
 	size_t heartbeat_len;         /* 0: not encoded (each is then encoded anew) */
 	struct gw_conn *conns;        /* every open connection, doubly linked */
@@ -193,7 +200,30 @@ void gw_tls_watch(struct gateway *gw);
  * set, else plain.  NULL on failure, fd then closed (tls_server.c). */
 struct bufferevent *gw_tls_bufferevent(struct gateway *gw, evutil_socket_t fd);
 
-/* Whether mTLS is off, or bev's client certificate names member (tls_server.c). */
+/* Reads --tls-ticket-keys into *ring and derives *keys at now; why says
+ * what failed.  Returns 0 or -errno (tls_tickets.c). */
+int gw_tickets_load(const struct gateway *gw, struct rs_keyring *ring, struct rs_tls_ticket_keys *keys, char *why,
+		    size_t why_len);
+
+/* Turns tickets on for ctx under gw->tickets, sent by conn.c after the
+ * ACCEPT.  Returns 0 or -EINVAL, why set (tls_tickets.c). */
+int gw_tickets_install(struct gateway *gw, SSL_CTX *ctx, char *why, size_t why_len);
+
+/* The id of the key encrypting tickets now, "off" or "none" (tls_tickets.c). */
+const char *gw_tickets_signer(const struct gateway *gw);
+
+/* The heartbeat's: moves to a key whose since has come (tls_tickets.c). */
+void gw_tickets_watch(struct gateway *gw);
+
+/* Sends bev's session ticket (--tls-ticket-keys; else nothing).  Only while
+ * bev's output is empty (tls_tickets.c). */
+void gw_tls_send_ticket(struct gateway *gw, struct bufferevent *bev);
+
+/* Counts bev's finished handshake as full or resumed (tls_tickets.c). */
+void gw_tls_count_handshake(struct gateway *gw, struct bufferevent *bev);
+
+/* Whether mTLS is off, or bev's client certificate (on a resumed
+ * connection: the session's, if not expired since) names member (tls_server.c). */
 bool gw_tls_client_is(struct bufferevent *bev, const struct gateway *gw, const char *member);
 
 /* With --agent: registers both listening sockets with the node agent,

@@ -97,6 +97,11 @@ static const char usage[] =
 	"  --tls-key FILE          its private key\n"
 	"  --tls-ca FILE           require client certificates that verify against FILE and\n"
 	"                          name the member of their HELLO (mTLS)\n"
+	"  --tls-ticket-keys FILE  resume TLS sessions with tickets under FILE's keys (a\n"
+	"                          keyring, as --secret's): give every gateway of the fleet\n"
+	"                          the same file and a supervisor sent from one to another\n"
+	"                          resumes; the signing key encrypts, it and the two before\n"
+	"                          it decrypt.  Without it no tickets are issued\n"
 	"  --insecure              plaintext: no TLS (logged, and exported as\n"
 	"                          ringsteer_gateway_insecure 1)\n";
 
@@ -109,7 +114,8 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 {
 	enum { O_AGENT = 255, O_ADVERTISE = 256, O_HELLO, O_RESERVATION, O_TOKEN_TTL, O_NO_PLACEMENT, O_BUDGET, O_PACE, O_WAIT, O_IN_FLIGHT,
 	       O_HANDOFF_TIMEOUT, O_STORE_TIMEOUT, O_MAX_FRAME, O_MAX_UNAUTH, O_MAX_UNAUTH_SOURCE, O_LISTEN_BACKLOG, O_MAX_SESSIONS,
-	       O_LIMIT_RETRY, O_ADMIT_DEADLINE, O_ADMIT_BATCH, O_MAX_UNSENT, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_INSECURE, O_HOME_GRACE, O_TOKEN_MAX_TTL,
+	       O_LIMIT_RETRY, O_ADMIT_DEADLINE, O_ADMIT_BATCH, O_MAX_UNSENT, O_TLS_CERT, O_TLS_KEY, O_TLS_CA, O_TLS_TICKETS,
+	       O_INSECURE, O_HOME_GRACE, O_TOKEN_MAX_TTL,
 	       O_AGENT_UID };
 	static const struct option opts[] = {
 		{ "id", required_argument, NULL, 'i' },
@@ -147,6 +153,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		{ "tls-cert", required_argument, NULL, O_TLS_CERT },
 		{ "tls-key", required_argument, NULL, O_TLS_KEY },
 		{ "tls-ca", required_argument, NULL, O_TLS_CA },
+		{ "tls-ticket-keys", required_argument, NULL, O_TLS_TICKETS },
 		{ "insecure", no_argument, NULL, O_INSECURE },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -242,6 +249,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		case O_TLS_CERT: cfg->tls_cert = optarg; break;
 		case O_TLS_KEY: cfg->tls_key = optarg; break;
 		case O_TLS_CA: cfg->tls_ca = optarg; break;
+		case O_TLS_TICKETS: cfg->tls_ticket_keys = optarg; break;
 		case O_INSECURE: cfg->insecure = true; break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case ':':
@@ -279,7 +287,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		fprintf(stderr, "ringsteer-gateway: peer endpoint longer than %d bytes\n", RS_ENDPOINT_MAX);
 		return -EINVAL;
 	}
-	if (cfg->insecure && (cfg->tls_cert || cfg->tls_key || cfg->tls_ca)) {
+	if (cfg->insecure && (cfg->tls_cert || cfg->tls_key || cfg->tls_ca || cfg->tls_ticket_keys)) {
 		fprintf(stderr, "ringsteer-gateway: --insecure and the --tls-* flags exclude each other\n");
 		return -EINVAL;
 	}
@@ -534,5 +542,7 @@ cleanup:
 	gw_unauth_free(&gw.unauth);
 	SSL_CTX_free(gw.tls);
 	rs_keyring_wipe(&gw.keys);
+	rs_keyring_wipe(&gw.ticket_ring);
+	OPENSSL_cleanse(&gw.tickets, sizeof(gw.tickets));
 	return rc;
 }

@@ -202,6 +202,12 @@ static void render(const void *ctx, struct evbuffer *b)
 			    (unsigned long long)gw->counters.tls_reloads_ok);
 	evbuffer_add_printf(b, "ringsteer_gateway_tls_reloads_total{gateway=\"%s\",result=\"error\"} %llu\n", id,
 			    (unsigned long long)gw->counters.tls_reloads_failed);
+	rs_metrics_family(b, "ringsteer_gateway_tls_handshakes_total", "counter",
+	       "Finished TLS handshakes, by kind (resumed: a session ticket under --tls-ticket-keys).");
+	evbuffer_add_printf(b, "ringsteer_gateway_tls_handshakes_total{gateway=\"%s\",kind=\"full\"} %llu\n", id,
+			    (unsigned long long)gw->counters.tls_full);
+	evbuffer_add_printf(b, "ringsteer_gateway_tls_handshakes_total{gateway=\"%s\",kind=\"resumed\"} %llu\n", id,
+			    (unsigned long long)gw->counters.tls_resumed);
 }
 
 static void on_request(struct evhttp_request *req, void *arg)

@@ -11,8 +11,10 @@
  * files and sends no signal, takes effect without anyone's help; a change
  * that does not load is tried again only when the files change again.
  * Plaintext only with --insecure, which is logged at start and exported
- * (ringsteer_gateway_insecure). */
+ * (ringsteer_gateway_insecure).  --tls-ticket-keys is read with the other
+ * files; what the tickets do is tls_tickets.c's. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/bufferevent_ssl.h>
@@ -24,16 +26,28 @@
 
 static struct rs_tls_files files_of(const struct gateway *gw)
 {
-	return (struct rs_tls_files){ .cert = gw->cfg.tls_cert, .key = gw->cfg.tls_key, .ca = gw->cfg.tls_ca };
+	return (struct rs_tls_files){ .cert = gw->cfg.tls_cert, .key = gw->cfg.tls_key, .ca = gw->cfg.tls_ca,
+				      .tickets = gw->cfg.tls_ticket_keys };
 }
 
-static int build(struct gateway *gw, SSL_CTX **ctx, int64_t *not_after, char *why, size_t why_len)
+/* A context, and with --tls-ticket-keys the keyring and keys it will use
+ * once the caller has put them in gw (the context reads gw->tickets). */
+static int build(struct gateway *gw, SSL_CTX **ctx, int64_t *not_after, struct rs_keyring *ring,
+		 struct rs_tls_ticket_keys *keys, char *why, size_t why_len)
 {
 	const struct rs_tls_files files = files_of(gw);
-	int err = rs_tls_server_ctx(&files, ctx, why, why_len);
+	int err;
 
+	if (gw->cfg.tls_ticket_keys && (err = gw_tickets_load(gw, ring, keys, why, why_len)) < 0)
+		return err;
+	err = rs_tls_server_ctx(&files, ctx, why, why_len);
 	if (err)
 		return err;
+	if (gw->cfg.tls_ticket_keys && (err = gw_tickets_install(gw, *ctx, why, why_len)) < 0) {
+		SSL_CTX_free(*ctx);
+		*ctx = NULL;
+		return err;
+	}
 	if (rs_tls_ctx_not_after(*ctx, not_after) != 0)
 		*not_after = 0;
 	return 0;
@@ -52,7 +66,7 @@ static void log_loaded(struct gateway *gw, const char *event)
 
 	snprintf(expiry, sizeof(expiry), "%lld", (long long)gw->tls_not_after);
 	rs_log(stderr, "info", gw->who, "event", event, "cert", gw->cfg.tls_cert, "client_ca",
-	       gw->cfg.tls_ca ? gw->cfg.tls_ca : "none", "not_after", expiry, NULL);
+	       gw->cfg.tls_ca ? gw->cfg.tls_ca : "none", "not_after", expiry, "ticket_key", gw_tickets_signer(gw), NULL);
 }
 
 int gw_tls_init(struct gateway *gw)
@@ -66,7 +80,7 @@ int gw_tls_init(struct gateway *gw)
 		return 0;
 	}
 	gw->tls_stamp = files_stamp(gw);
-	err = build(gw, &gw->tls, &gw->tls_not_after, why, sizeof(why));
+	err = build(gw, &gw->tls, &gw->tls_not_after, &gw->ticket_ring, &gw->tickets, why, sizeof(why));
 	if (err) {
 		rs_log(stderr, "error", gw->who, "event", "tls_failed", "error", why, NULL);
 		return err;
@@ -77,30 +91,47 @@ int gw_tls_init(struct gateway *gw)
 
 void gw_tls_reload(struct gateway *gw)
 {
+	struct rs_keyring *ring = calloc(1, sizeof(*ring)); /* 33 KiB: off the stack */
+	struct rs_tls_ticket_keys keys = { 0 };
 	SSL_CTX *fresh = NULL;
 	int64_t not_after = 0;
 	char why[256] = "";
 
 	if (!gw->tls)
-		return; /* plaintext: nothing to reload */
+		goto cleanup; /* plaintext: nothing to reload */
 	gw->tls_stamp = files_stamp(gw);
-	if (build(gw, &fresh, &not_after, why, sizeof(why)) != 0) {
-		gw->counters.tls_reloads_failed++;
-		rs_log(stderr, "error", gw->who, "event", "tls_reload_failed", "error", why, "detail",
-		       "the previous certificate still serves", NULL);
-		return;
+	if (!ring) {
+		snprintf(why, sizeof(why), "out of memory");
+	} else if (build(gw, &fresh, &not_after, ring, &keys, why, sizeof(why)) == 0) {
+		SSL_CTX_free(gw->tls); /* connections made from it hold their own reference */
+		gw->tls = fresh;
+		gw->tls_not_after = not_after;
+		if (gw->cfg.tls_ticket_keys) {
+			/* Contexts old and new read these: the old ones' handshakes
+			 * in flight take the new keys too. */
+			rs_keyring_wipe(&gw->ticket_ring);
+			gw->ticket_ring = *ring;
+			gw->tickets = keys;
+		}
+		gw->counters.tls_reloads_ok++;
+		log_loaded(gw, "tls_reloaded");
+		goto cleanup;
 	}
-	SSL_CTX_free(gw->tls); /* connections made from it hold their own reference */
-	gw->tls = fresh;
-	gw->tls_not_after = not_after;
-	gw->counters.tls_reloads_ok++;
-	log_loaded(gw, "tls_reloaded");
+	gw->counters.tls_reloads_failed++;
+	rs_log(stderr, "error", gw->who, "event", "tls_reload_failed", "error", why, "detail",
+	       "the previous certificate and ticket keys still serve", NULL);
+cleanup:
+	if (ring)
+		rs_keyring_wipe(ring);
+	free(ring);
+	OPENSSL_cleanse(&keys, sizeof(keys));
 }
 
 void gw_tls_watch(struct gateway *gw)
 {
 	if (gw->tls && files_stamp(gw) != gw->tls_stamp)
 		gw_tls_reload(gw);
+	gw_tickets_watch(gw);
 }
 
 struct bufferevent *gw_tls_bufferevent(struct gateway *gw, evutil_socket_t fd)
@@ -145,6 +176,11 @@ bool gw_tls_client_is(struct bufferevent *bev, const struct gateway *gw, const c
 	if (!cert)
 		return false;
 	named = rs_tls_cert_names(cert, member);
+	/* Resumed: the certificate was verified when the session was made, up
+	 * to a ticket's lifetime ago; one that has expired since is refused
+	 * as a full handshake would refuse it. */
+	if (named && SSL_session_reused(ssl) && X509_cmp_current_time(X509_get0_notAfter(cert)) <= 0)
+		named = false;
 	X509_free(cert);
 	return named;
 }

@@ -28,6 +28,7 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 
 #include "proto/proto_event.h"
 #include "tls/tls.h"
@@ -92,6 +93,15 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 	char why[256];
 	bool refused = false;
 
+	if ((what & BEV_EVENT_CONNECTED) && s->tls &&
+	    rs_tls_check_resumed(bufferevent_openssl_get_ssl(bev), l->name) != 0) {
+		/* Never taken while sessions are offered only to names their
+		 * certificates carry (tls_resume.c); here so that a resumed link
+		 * is never trusted on less than a full handshake's check. */
+		snprintf(why, sizeof(why), "resumed session's certificate does not name %.200s", l->name);
+		fail = RS_MC_FAIL_REFUSED;
+		goto failed;
+	}
 	if (what & BEV_EVENT_CONNECTED) { /* TCP, and under TLS the handshake */
 		if (l->answer_timer)
 			evtimer_del(l->answer_timer); /* the core's answer deadline from here */
@@ -106,6 +116,7 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 		fail = RS_MC_FAIL_REFUSED;
 	if (what & BEV_EVENT_EOF)
 		snprintf(why, sizeof(why), "closed");
+failed:
 	if (sup_next_answer(l, why))
 		return; /* the Service's next address is being tried */
 	sup_link_free(l);

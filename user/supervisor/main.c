@@ -324,5 +324,6 @@ cleanup:
 	if (s.base)
 		event_base_free(s.base);
 	SSL_CTX_free(s.tls);
+	rs_tls_resume_forget(&s.resume);
 	return rc;
 }

@@ -13,6 +13,8 @@
 #include <event2/event.h>
 #include <openssl/ssl.h>
 
+#include "tls/tls.h"
+
 #include "util/cidr.h"
 #include "util/endpoint.h"
 #include "util/resolver.h"
@@ -51,6 +53,7 @@ struct supervisor {
 	uint32_t sandboxes;
 	SSL_CTX *tls;               /* NULL: plaintext (--insecure) */
 	uint64_t tls_stamp;         /* the TLS files' identity when last (re)loaded */
+	struct rs_tls_resume resume; /* the last session a gateway sent a ticket for */
 	char service_name[RS_ENDPOINT_MAX + 1]; /* the name the Service's certificates must carry */
 	int agent_fd;               /* the open registration with the node agent, or -1 */
 	struct event *agent_ev;

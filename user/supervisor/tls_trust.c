@@ -9,7 +9,16 @@
  * seen before each dial and at each heartbeat (a rotated client
  * certificate must be in use before the old one expires, and an expired
  * one must not keep the supervisor out); files that do not load leave the
- * old context in use. */
+ * old context in use.
+ *
+ * Resumption (tls_resume.c): the last session a gateway sent a ticket for
+ * is offered on the next dial - a redirect, a handoff, a redial, a
+ * Service dial - when its certificate names the name that dial must
+ * reach, since a resumed handshake shows no certificate.  With a
+ * certificate per gateway naming its id alone, that is a redial of the
+ * same gateway; gateways whose certificates name the fleet's ids (and
+ * which share --tls-ticket-keys) resume across it.  A new context (a
+ * rotated client certificate) starts without a session. */
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
@@ -34,6 +43,13 @@ int sup_tls_load(struct supervisor *s)
 	err = rs_tls_client_ctx(&files, &fresh, why, sizeof(why));
 	if (err) {
 		rs_log(stderr, "error", s->who, "event", s->tls ? "tls_reload_failed" : "tls_failed", "error", why, NULL);
+		return err;
+	}
+	err = rs_tls_resume_attach(fresh, &s->resume);
+	if (err) {
+		rs_log(stderr, "error", s->who, "event", s->tls ? "tls_reload_failed" : "tls_failed", "error",
+		       "cannot keep TLS sessions", NULL);
+		SSL_CTX_free(fresh);
 		return err;
 	}
 	SSL_CTX_free(s->tls); /* a link being set up holds its own reference */

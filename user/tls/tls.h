@@ -18,11 +18,14 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include "ringsteer/keyring.h"
+
 /* PEM files; NULL when not given. */
 struct rs_tls_files {
 	const char *cert; /* our certificate chain */
 	const char *key;  /* its private key */
 	const char *ca;   /* the CA bundle peers are verified against */
+	const char *tickets; /* a gateway's session-ticket keyring: only its stamp here */
 };
 
 /* A digest of the files' identity (mtime, inode, size; zeros for a file
@@ -82,5 +85,71 @@ struct bufferevent *rs_tls_client_bufferevent(struct event_base *base, SSL_CTX *
  * refused (did not verify, or did not name the expected name), as opposed to
  * the connection failing. */
 bool rs_tls_peer_refused(const SSL *ssl);
+
+/* ---- resumption across a fleet (tls_ticket.c, tls_resume.c) ----------- */
+
+#define RS_TLS_TICKET_KEYS 3            /* the key that encrypts, and the two before it */
+#define RS_TLS_TICKET_LIFETIME_S 3600   /* a ticket's lifetime, told to the client */
+#define RS_TLS_TICKET_LABEL_NAME "ringsteer tls ticket name"
+#define RS_TLS_TICKET_LABEL_AES "ringsteer tls ticket aes-256-cbc"
+#define RS_TLS_TICKET_LABEL_HMAC "ringsteer tls ticket hmac-sha256"
+
+/* One keyring key's ticket keys, HKDF-SHA256 of its secret (salt "ringsteer
+ * tls session ticket v1", info the labels above). */
+struct rs_tls_ticket_key {
+	uint8_t name[16]; /* in every ticket, in the clear: picks the key */
+	uint8_t aes[32];
+	uint8_t hmac[32];
+};
+
+struct rs_tls_ticket_keys {
+	size_t n;                                     /* 1..RS_TLS_TICKET_KEYS once derived */
+	struct rs_tls_ticket_key k[RS_TLS_TICKET_KEYS]; /* k[0] encrypts; all decrypt */
+};
+
+/* Derives s's ticket keys into *out.  Returns 0, -ENOMEM or -EINVAL. */
+int rs_tls_ticket_key_derive(const struct rs_secret *s, struct rs_tls_ticket_key *out);
+
+/* Derives the ticket keys of kr at now: the signer (rs_keyring_signer) and
+ * the up to two keys before it in the file.  Returns 0, -ENOKEY (no key
+ * signs yet), or rs_tls_ticket_key_derive's error; *out untouched then. */
+int rs_tls_ticket_keys_derive(const struct rs_keyring *kr, uint64_t now, struct rs_tls_ticket_keys *out);
+
+/* Turns session tickets on for the server ctx under keys (read at each
+ * handshake, so the owner may rewrite them in place; they must outlive
+ * ctx): one ticket per handshake; a ticket under k[1..] resumes and is
+ * replaced by one under k[0]; any other is a full handshake.  Uses ctx's
+ * app data.  Returns 0 or -EINVAL. */
+int rs_tls_ticket_keys_install(SSL_CTX *ctx, struct rs_tls_ticket_keys *keys);
+
+/* Sends one session ticket on the server ssl now, its handshake done (for
+ * a context whose num_tickets is 0, where the owner picks the moment).
+ * Call it only when no application data write is pending on ssl.  Returns
+ * 0 (written), -EAGAIN (goes out before the next application data), -EINVAL
+ * (not a TLS 1.3 server past its handshake), -EIO. */
+int rs_tls_send_ticket(SSL *ssl);
+
+/* A client's last session (tls_resume.c). */
+struct rs_tls_resume {
+	SSL_CTX *ctx;      /* the context it is attached to (not owned) */
+	SSL_SESSION *last; /* the last resumable session received; NULL: none */
+};
+
+/* Keeps the sessions the client ctx's servers send tickets for in r (the
+ * last one), which must outlive ctx; a new ctx drops the session of the
+ * old.  Uses ctx's app data.  Returns 0, -EINVAL or -ENOMEM. */
+int rs_tls_resume_attach(SSL_CTX *ctx, struct rs_tls_resume *r);
+
+/* Drops r's session. */
+void rs_tls_resume_forget(struct rs_tls_resume *r);
+
+/* Offers on ssl (before its handshake) the session kept for its context,
+ * if there is one and its server's certificate names name.  Returns
+ * whether it was offered.  rs_tls_client_bufferevent calls it. */
+bool rs_tls_resume_offer(SSL *ssl, const char *name);
+
+/* After a handshake: 0 when it was full (verification checked the name),
+ * or resumed and the session's certificate names name; else -EACCES. */
+int rs_tls_check_resumed(SSL *ssl, const char *name);
 
 #endif

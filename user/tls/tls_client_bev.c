@@ -25,6 +25,9 @@ struct bufferevent *rs_tls_client_bufferevent(struct event_base *base, SSL_CTX *
 	ssl = SSL_new(ctx);
 	if (!ssl || rs_tls_expect_name(ssl, name) != 0)
 		goto fail;
+	/* Only where ctx keeps sessions (rs_tls_resume_attach), and only a
+	 * session whose certificate names name. */
+	(void)rs_tls_resume_offer(ssl, name);
 	/* SNI carries DNS names only; an address literal is left out. */
 	if (!strchr(name, ':') && strspn(name, "0123456789.") != strlen(name) &&
 	    SSL_set_tlsext_host_name(ssl, name) != 1)

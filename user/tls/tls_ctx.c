@@ -165,13 +165,23 @@ int rs_tls_server_ctx(const struct rs_tls_files *f, SSL_CTX **out, char *why, si
 	}
 	if ((rc = load_identity(ctx, f, why, why_len)) < 0)
 		goto cleanup;
-	/* No resumption: a supervisor holds one link for hours and never
-	 * resumes, and the two session tickets a TLS 1.3 server sends after
-	 * the handshake sit unacknowledged in front of the ACCEPT, which Nagle
-	 * then holds for the client's delayed ACK (about 40 ms per attach,
-	 * bench/tls_cost.sh). */
+	/* No tickets unless the owner installs shared ticket keys
+	 * (rs_tls_ticket_keys_install): a ticket under this context's own
+	 * random key could resume only here, and the two tickets a TLS 1.3
+	 * server sends by default sit unacknowledged in front of the ACCEPT,
+	 * which Nagle, on a socket without TCP_NODELAY, holds for the client's
+	 * delayed ACK (about 40 ms per attach, bench/tls_cost.sh). */
 	SSL_CTX_set_num_tickets(ctx, 0);
 	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+	/* A session resumes only where its context says the same: with mTLS
+	 * a session without a client certificate must not resume, and OpenSSL
+	 * refuses resumption outright under SSL_VERIFY_PEER without one. */
+	if (SSL_CTX_set_session_id_context(ctx, (const unsigned char *)(f->ca ? "ringsteer mtls" : "ringsteer tls"),
+					   f->ca ? 14 : 13) != 1) {
+		say(why, why_len, "cannot set the session id context");
+		rc = -ENOMEM;
+		goto cleanup;
+	}
 	/* The server's preference, not a restriction: ChaCha20-Poly1305 first.
 	 * A supervisor's link carries a frame every few seconds for hours, so
 	 * what costs is the state an idle connection holds, not cipher speed:

@@ -10,7 +10,7 @@
 
 uint64_t rs_tls_files_stamp(const struct rs_tls_files *f)
 {
-	const char *files[] = { f->cert, f->key, f->ca };
+	const char *files[] = { f->cert, f->key, f->ca, f->tickets };
 	uint64_t h = 1469598103934665603ULL; /* FNV-1a over the fields */
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
