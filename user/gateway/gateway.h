@@ -25,6 +25,7 @@
 #include "ringsteer/proto.h"
 #include "ringsteer/store.h"
 #include "store/store_worker.h"
+#include "tls/tls_record.h"
 #include "ringsteer/token.h"
 #include "unauth.h"
 #include "util/accept_pause.h"
@@ -139,6 +140,9 @@ struct gateway {
 				       * A reload swaps it; live connections keep theirs */
 	int64_t tls_not_after;        /* its certificate's expiry, seconds since the epoch */
 	uint64_t tls_stamp;           /* the TLS files' identity when last (re)loaded */
+	bool tls_records;             /* links leave their SSL for records after the handshake
+				       * (TLS without --tls-ca: tls_server.c) */
+	struct rs_tls_scratch tls_scratch; /* the records' one cipher context */
 	uint8_t heartbeat_frame[16];  /* HEARTBEAT, encoded once: queued by reference */
 	size_t heartbeat_len;         /* 0: not encoded (each is then encoded anew) */
 	struct gw_conn *conns;        /* every open connection, doubly linked */
@@ -191,6 +195,19 @@ void gw_tls_watch(struct gateway *gw);
 /* A bufferevent for an accepted socket: TLS (accepting) when a context is
  * set, else plain.  NULL on failure, fd then closed (tls_server.c). */
 struct bufferevent *gw_tls_bufferevent(struct gateway *gw, evutil_socket_t fd);
+
+/* Where the handshake on bev's SSL leaves its application secrets (the
+ * keylog callback): s must outlive the SSL or be cleared first
+ * (tls_server.c). */
+void gw_tls_secrets_to(struct bufferevent *bev, struct rs_tls_secrets *s);
+
+/* At the end of bev's handshake, with s filled by it: a plain bufferevent
+ * on a copy of bev's socket and *out the records that carry the link from
+ * here (the caller frees bev, and its SSL, and sets the new one up), or
+ * NULL: the link keeps bev (mTLS, a session ticket sent, the peer's data
+ * already read).  s is cleansed either way (tls_server.c). */
+struct bufferevent *gw_tls_detach(struct gateway *gw, struct bufferevent *bev, struct rs_tls_secrets *s,
+				  struct rs_tls_records **out);
 
 /* Whether mTLS is off, or bev's client certificate names member (tls_server.c). */
 bool gw_tls_client_is(struct bufferevent *bev, const struct gateway *gw, const char *member);

@@ -523,6 +523,7 @@ cleanup:
 	rs_store_close(gw.store);
 	gw_unauth_free(&gw.unauth);
 	SSL_CTX_free(gw.tls);
+	rs_tls_scratch_fini(&gw.tls_scratch);
 	rs_keyring_wipe(&gw.keys);
 	return rc;
 }

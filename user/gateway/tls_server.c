@@ -13,9 +13,15 @@
  * Plaintext only with --insecure, which is logged at start and exported
  * (ringsteer_gateway_insecure). */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
 
 #include <event2/bufferevent_ssl.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 
 #include "gateway.h"
@@ -27,6 +33,24 @@ static struct rs_tls_files files_of(const struct gateway *gw)
 	return (struct rs_tls_files){ .cert = gw->cfg.tls_cert, .key = gw->cfg.tls_key, .ca = gw->cfg.tls_ca };
 }
 
+/* The application secrets of a handshake, for its link's records
+ * (conn.c); the handshake's other secrets are not kept. */
+static void on_keylog(const SSL *ssl, const char *line)
+{
+	struct rs_tls_secrets *s = SSL_get_app_data(ssl);
+
+	if (s)
+		rs_tls_secrets_note(s, line);
+}
+
+void gw_tls_secrets_to(struct bufferevent *bev, struct rs_tls_secrets *s)
+{
+	SSL *ssl = bufferevent_openssl_get_ssl(bev);
+
+	if (ssl)
+		SSL_set_app_data(ssl, s);
+}
+
 static int build(struct gateway *gw, SSL_CTX **ctx, int64_t *not_after, char *why, size_t why_len)
 {
 	const struct rs_tls_files files = files_of(gw);
@@ -34,6 +58,10 @@ static int build(struct gateway *gw, SSL_CTX **ctx, int64_t *not_after, char *wh
 
 	if (err)
 		return err;
+	/* Under mTLS the link keeps its SSL: the member check at HELLO reads
+	 * the client's certificate from it. */
+	if (!gw->cfg.tls_ca)
+		SSL_CTX_set_keylog_callback(*ctx, on_keylog);
 	if (rs_tls_ctx_not_after(*ctx, not_after) != 0)
 		*not_after = 0;
 	return 0;
@@ -71,6 +99,8 @@ int gw_tls_init(struct gateway *gw)
 		rs_log(stderr, "error", gw->who, "event", "tls_failed", "error", why, NULL);
 		return err;
 	}
+	/* Without the cipher context links keep their SSL, as before. */
+	gw->tls_records = !gw->cfg.tls_ca && rs_tls_scratch_init(&gw->tls_scratch) == 0;
 	log_loaded(gw, "tls_loaded");
 	return 0;
 }
@@ -147,4 +177,44 @@ bool gw_tls_client_is(struct bufferevent *bev, const struct gateway *gw, const c
 	named = rs_tls_cert_names(cert, member);
 	X509_free(cert);
 	return named;
+}
+
+struct bufferevent *gw_tls_detach(struct gateway *gw, struct bufferevent *bev, struct rs_tls_secrets *s,
+				  struct rs_tls_records **out)
+{
+	SSL *ssl = bufferevent_openssl_get_ssl(bev);
+	struct rs_tls_records *r = NULL;
+	struct bufferevent *plain = NULL;
+	evutil_socket_t fd = -1;
+
+	if (!gw->tls_records || !ssl || !s)
+		return NULL;
+	SSL_set_app_data(ssl, NULL);
+	/* Nothing read past the handshake, nothing of ours queued: the
+	 * socket's next byte is the peer's first record, ours will be our
+	 * first, both at sequence 0. */
+	if (evbuffer_get_length(bufferevent_get_input(bev)) || evbuffer_get_length(bufferevent_get_output(bev)))
+		goto cleanup;
+	r = calloc(1, sizeof(*r));
+	if (!r || rs_tls_records_take(ssl, s, r) != 0)
+		goto cleanup;
+	/* A copy of the socket, since freeing bev (which frees the SSL) closes its own. */
+	fd = fcntl(bufferevent_getfd(bev), F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		goto cleanup;
+	plain = bufferevent_socket_new(gw->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (!plain)
+		goto cleanup;
+	fd = -1;
+	*out = r;
+	r = NULL;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	if (r) {
+		OPENSSL_cleanse(r, sizeof(*r));
+		free(r);
+	}
+	OPENSSL_cleanse(s, sizeof(*s));
+	return plain;
 }
