@@ -40,6 +40,7 @@ struct gw_conn {
 	struct rs_tls_secrets *secrets; /* TLS: the handshake's, until it ends */
 	struct rs_tls_records *rec;     /* TLS after the handshake: bev is plain and carries records */
 	uint8_t *carry;           /* records: plaintext the core has not taken yet (a frame cut) */
+	struct gw_tls_peer peer;  /* records under mTLS: the client's certificate */
 	size_t carry_len;
 };
 
@@ -52,6 +53,7 @@ static void free_tls(struct gw_conn *c)
 	free(c->secrets);
 	free(c->rec);
 	free(c->carry);
+	free(c->peer.der);
 	c->secrets = NULL;
 }
 
@@ -208,7 +210,7 @@ static bool cb_peer_is(void *user, void *link_user, const char *member_id)
 {
 	struct gw_conn *c = link_user;
 
-	return gw_tls_client_is(c->bev, user, member_id);
+	return gw_tls_client_is(c->bev, &c->peer, user, member_id);
 }
 
 static void cb_log(void *user, const char *level, const char *const *kv)
@@ -356,7 +358,7 @@ static void leave_ssl(struct gw_conn *c)
 
 	if (!c->secrets)
 		return;
-	plain = gw_tls_detach(c->gw, c->bev, c->secrets, &c->rec);
+	plain = gw_tls_detach(c->gw, c->bev, c->secrets, &c->rec, &c->peer);
 	free(c->secrets);
 	c->secrets = NULL;
 	if (!plain)

@@ -201,16 +201,25 @@ struct bufferevent *gw_tls_bufferevent(struct gateway *gw, evutil_socket_t fd);
  * (tls_server.c). */
 void gw_tls_secrets_to(struct bufferevent *bev, struct rs_tls_secrets *s);
 
+/* Under mTLS, the client's certificate a link that left its SSL keeps
+ * for the member check at HELLO (DER; der NULL: none kept). */
+struct gw_tls_peer {
+	uint8_t *der;
+	size_t len;
+};
+
 /* At the end of bev's handshake, with s filled by it: a plain bufferevent
  * on a copy of bev's socket and *out the records that carry the link from
  * here (the caller frees bev, and its SSL, and sets the new one up), or
- * NULL: the link keeps bev (mTLS, a session ticket sent, the peer's data
+ * NULL: the link keeps bev (a session ticket sent, the peer's data
  * already read).  s is cleansed either way (tls_server.c). */
 struct bufferevent *gw_tls_detach(struct gateway *gw, struct bufferevent *bev, struct rs_tls_secrets *s,
-				  struct rs_tls_records **out);
+				  struct rs_tls_records **out, struct gw_tls_peer *peer);
 
-/* Whether mTLS is off, or bev's client certificate names member (tls_server.c). */
-bool gw_tls_client_is(struct bufferevent *bev, const struct gateway *gw, const char *member);
+/* Whether mTLS is off, or the client's certificate names member: peer's
+ * when the link left its SSL, else bev's SSL's (tls_server.c). */
+bool gw_tls_client_is(struct bufferevent *bev, const struct gw_tls_peer *peer, const struct gateway *gw,
+		      const char *member);
 
 /* With --agent: registers both listening sockets with the node agent,
  * waiting up to RS_AGENT_REG_CLIENT_TIMEOUT_MS each (the loop is not

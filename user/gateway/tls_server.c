@@ -58,10 +58,7 @@ static int build(struct gateway *gw, SSL_CTX **ctx, int64_t *not_after, char *wh
 
 	if (err)
 		return err;
-	/* Under mTLS the link keeps its SSL: the member check at HELLO reads
-	 * the client's certificate from it. */
-	if (!gw->cfg.tls_ca)
-		SSL_CTX_set_keylog_callback(*ctx, on_keylog);
+	SSL_CTX_set_keylog_callback(*ctx, on_keylog);
 	if (rs_tls_ctx_not_after(*ctx, not_after) != 0)
 		*not_after = 0;
 	return 0;
@@ -100,7 +97,7 @@ int gw_tls_init(struct gateway *gw)
 		return err;
 	}
 	/* Without the cipher context links keep their SSL, as before. */
-	gw->tls_records = !gw->cfg.tls_ca && rs_tls_scratch_init(&gw->tls_scratch) == 0;
+	gw->tls_records = rs_tls_scratch_init(&gw->tls_scratch) == 0;
 	log_loaded(gw, "tls_loaded");
 	return 0;
 }
@@ -162,8 +159,10 @@ struct bufferevent *gw_tls_bufferevent(struct gateway *gw, evutil_socket_t fd)
 	return bev;
 }
 
-bool gw_tls_client_is(struct bufferevent *bev, const struct gateway *gw, const char *member)
+bool gw_tls_client_is(struct bufferevent *bev, const struct gw_tls_peer *peer, const struct gateway *gw,
+		      const char *member)
 {
+	const unsigned char *der = peer->der;
 	SSL *ssl;
 	X509 *cert;
 	bool named;
@@ -171,7 +170,11 @@ bool gw_tls_client_is(struct bufferevent *bev, const struct gateway *gw, const c
 	if (!gw->tls || !gw->cfg.tls_ca)
 		return true;
 	ssl = bufferevent_openssl_get_ssl(bev);
-	cert = ssl ? SSL_get1_peer_certificate(ssl) : NULL;
+	if (der)
+		cert = d2i_X509(NULL, &der, (long)peer->len);
+	else
+		cert = ssl ? SSL_get1_peer_certificate(ssl) : NULL;
+	ERR_clear_error();
 	if (!cert)
 		return false;
 	named = rs_tls_cert_names(cert, member);
@@ -179,10 +182,33 @@ bool gw_tls_client_is(struct bufferevent *bev, const struct gateway *gw, const c
 	return named;
 }
 
+/* Under mTLS the member check at HELLO needs the client's certificate:
+ * kept as DER (a few hundred bytes; parsed, OpenSSL 3.0 holds about 5 KB
+ * of it) and parsed again for the check, once per HELLO. */
+static int keep_peer(struct gateway *gw, SSL *ssl, struct gw_tls_peer *peer)
+{
+	X509 *cert = gw->cfg.tls_ca ? SSL_get0_peer_certificate(ssl) : NULL;
+	unsigned char *p;
+	int len;
+
+	if (!gw->cfg.tls_ca)
+		return 0;
+	len = cert ? i2d_X509(cert, NULL) : -1;
+	if (len <= 0)
+		return -EINVAL;
+	peer->der = malloc((size_t)len);
+	if (!peer->der)
+		return -ENOMEM;
+	p = peer->der;
+	peer->len = (size_t)i2d_X509(cert, &p);
+	return 0;
+}
+
 struct bufferevent *gw_tls_detach(struct gateway *gw, struct bufferevent *bev, struct rs_tls_secrets *s,
-				  struct rs_tls_records **out)
+				  struct rs_tls_records **out, struct gw_tls_peer *peer)
 {
 	SSL *ssl = bufferevent_openssl_get_ssl(bev);
+	struct gw_tls_peer kept = { 0 };
 	struct rs_tls_records *r = NULL;
 	struct bufferevent *plain = NULL;
 	evutil_socket_t fd = -1;
@@ -196,7 +222,7 @@ struct bufferevent *gw_tls_detach(struct gateway *gw, struct bufferevent *bev, s
 	if (evbuffer_get_length(bufferevent_get_input(bev)) || evbuffer_get_length(bufferevent_get_output(bev)))
 		goto cleanup;
 	r = calloc(1, sizeof(*r));
-	if (!r || rs_tls_records_take(ssl, s, r) != 0)
+	if (!r || keep_peer(gw, ssl, &kept) != 0 || rs_tls_records_take(ssl, s, r) != 0)
 		goto cleanup;
 	/* A copy of the socket, since freeing bev (which frees the SSL) closes its own. */
 	fd = fcntl(bufferevent_getfd(bev), F_DUPFD_CLOEXEC, 0);
@@ -208,7 +234,10 @@ struct bufferevent *gw_tls_detach(struct gateway *gw, struct bufferevent *bev, s
 	fd = -1;
 	*out = r;
 	r = NULL;
+	*peer = kept;
+	kept.der = NULL;
 cleanup:
+	free(kept.der);
 	if (fd >= 0)
 		close(fd);
 	if (r) {
