@@ -306,14 +306,12 @@ int main(int argc, char **argv)
 	}
 	sw->members = calloc(sw->cfg.count, sizeof(*sw->members));
 	sw->base = event_base_new();
-	if (!sw->members || !sw->base || event_base_priority_init(sw->base, SWARM_PRIOS) != 0)
+	if (!sw->members || !sw->base)
 		goto cleanup;
 	sw->pump_ev = event_new(sw->base, -1, 0, swarm_on_pump, sw);
 	sw->sigterm_ev = evsignal_new(sw->base, SIGTERM, on_stop, sw);
 	sw->sigint_ev = evsignal_new(sw->base, SIGINT, on_stop, sw);
 	sw->progress_ev = event_new(sw->base, -1, EV_PERSIST, on_progress, sw);
-	if (sw->progress_ev)
-		(void)event_priority_set(sw->progress_ev, SWARM_PRIO_LIVE); /* its lines come on time under a storm */
 	if (!sw->pump_ev || !sw->sigterm_ev || !sw->sigint_ev || !sw->progress_ev || event_add(sw->sigterm_ev, NULL) ||
 	    event_add(sw->sigint_ev, NULL) || event_add(sw->progress_ev, &(struct timeval){ 1, 0 }))
 		goto cleanup;

@@ -149,7 +149,6 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 	bool refused = false;
 
 	if (what & BEV_EVENT_CONNECTED) { /* TCP, and under TLS the handshake */
-		(void)bufferevent_priority_set(bev, SWARM_PRIO_LIVE);
 		if (l->answer_timer)
 			evtimer_del(l->answer_timer); /* the core's answer deadline from here */
 		free(l->answers); /* connected: a failure from now on is the link's, not an answer's */
@@ -224,7 +223,6 @@ int swarm_link_connect(struct swarm_link *l, const struct sockaddr_storage *to, 
 		return *kind = FAIL_TLS, *why = "no bufferevent", -ENOMEM;
 	bufferevent_setwatermark(l->bev, EV_READ, 0, RS_FRAME_MAX + RS_FRAME_HEADER);
 	bufferevent_setcb(l->bev, on_read, NULL, on_event, l);
-	(void)bufferevent_priority_set(l->bev, SWARM_PRIO_DIAL);
 	bufferevent_enable(l->bev, EV_READ | EV_WRITE);
 	if (bufferevent_socket_connect(l->bev, (const struct sockaddr *)to, (int)to_len) < 0) {
 		bufferevent_free(l->bev);
@@ -459,7 +457,7 @@ int swarm_member_start(struct swarm *sw, struct swarm_member *m, uint32_t number
 	m->id = strdup(id);
 	m->instance = strdup(instance);
 	m->timer = evtimer_new(sw->base, on_timer, m);
-	if (!m->id || !m->instance || !m->timer || event_priority_set(m->timer, SWARM_PRIO_LIVE) != 0)
+	if (!m->id || !m->instance || !m->timer)
 		return -ENOMEM;
 	cfg = (struct rs_mc_config){
 		.member_id = m->id,

@@ -30,16 +30,6 @@
 #define SWARM_GATEWAYS_MAX 1024   /* distinct (gateway id, peer) pairs remembered */
 #define SWARM_NO_GW UINT16_MAX    /* a member with no gateway yet */
 #define SWARM_PREFIX_MAX 200      /* --prefix bytes: room for the member number */
-/* The loop's two priorities (libevent runs no event of the second while one
- * of the first is ready).  One loop plays every member, where a fleet has a
- * process each: under a storm its handshakes (the costly part, a few
- * hundred microseconds of CPU each) would delay the heartbeats of members
- * already attached until their gateways idle-close them, and each then
- * dials, and pays a handshake, again.  So what keeps a member attached (its
- * timer, its link once connected) goes first; what starts a dial waits. */
-#define SWARM_PRIO_LIVE 0
-#define SWARM_PRIO_DIAL 1
-#define SWARM_PRIOS 2
 
 struct swarm_config {
 	const char *service;
