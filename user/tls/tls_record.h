@@ -2,7 +2,8 @@
 /* tls_record.h - the TLS 1.3 record layer of an established connection,
  * without OpenSSL's SSL object.  Under OpenSSL 3.0 an SSL holds about 13 KB
  * for as long as it lives (the struct alone is 7.6 KB; cipher contexts,
- * session, locks, the handshake's leftovers the rest: bench/tls_mem.c), and
+ * session, locks, the handshake's leftovers the rest, counted per
+ * allocation site through CRYPTO_set_mem_functions), and
  * a supervisor's link lives for hours carrying a frame a second.  Once the
  * handshake is done, the application traffic secrets are all a link needs:
  * from them, per direction, a key, an IV and a sequence number (RFC 8446
