@@ -794,6 +794,12 @@ static void test_records(void **state)
 		assert_int_equal(SSL_shutdown(hs.client.ssl), 0);
 		n = read_raw(hs.fds[1], buf, sizeof(buf));
 		assert_int_equal(rs_tls_open(&r, &sc, buf, n, &plain, &plain_len), 21);
+
+		/* past the records one key may protect: refused both ways */
+		r.tx.seq = RS_TLS_RECORDS_MAX;
+		assert_int_equal(rs_tls_seal(&r, &sc, big, 1, out), -EIO);
+		r.rx.seq = RS_TLS_RECORDS_MAX;
+		assert_int_equal(rs_tls_open(&r, &sc, buf, n, &plain, &plain_len), -EBADMSG);
 		pair_close(&hs);
 	}
 	rs_tls_scratch_fini(&sc);

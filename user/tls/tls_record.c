@@ -173,7 +173,8 @@ static int seal_one(struct rs_tls_records *r, struct rs_tls_scratch *sc, const u
 	struct evbuffer_iovec v;
 	int outl, rc = -EIO;
 
-	if (evbuffer_reserve_space(out, (ev_ssize_t)(RS_TLS_RECORD_HEADER + len), &v, 1) < 1)
+	if (r->tx.seq >= RS_TLS_RECORDS_MAX ||
+	    evbuffer_reserve_space(out, (ev_ssize_t)(RS_TLS_RECORD_HEADER + len), &v, 1) < 1)
 		return -EIO;
 	rec = v.iov_base;
 	rec[0] = TYPE_APPDATA;
@@ -231,7 +232,7 @@ int rs_tls_open(struct rs_tls_records *r, struct rs_tls_scratch *sc, uint8_t *re
 	int len = rs_tls_record_len(rec), outl, rc = -EBADMSG;
 	size_t n;
 
-	if (len < 0 || (size_t)len != rec_len)
+	if (len < 0 || (size_t)len != rec_len || r->rx.seq >= RS_TLS_RECORDS_MAX)
 		return -EBADMSG;
 	n = rec_len - RS_TLS_RECORD_HEADER - TAG_LEN;
 	nonce_of(&r->rx, nonce);

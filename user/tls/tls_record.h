@@ -26,6 +26,11 @@
 #define RS_TLS_RECORD_HEADER 5   /* type, legacy version, length */
 #define RS_TLS_PLAIN_MAX 16384   /* 2^14 */
 #define RS_TLS_CIPHERTEXT_MAX (RS_TLS_PLAIN_MAX + 256)
+/* Records per key and direction: AES-GCM's limit is 2^24.5 (RFC 8446
+ * section 5.5), and these records never change keys (no KeyUpdate), so a
+ * link that reaches it (about 190 days at a frame a second) fails and its
+ * supervisor dials again. */
+#define RS_TLS_RECORDS_MAX (1ULL << 24)
 
 /* What the keylog callback saw of one handshake's application secrets. */
 struct rs_tls_secrets {
@@ -69,13 +74,14 @@ void rs_tls_scratch_fini(struct rs_tls_scratch *sc);
 int rs_tls_records_take(SSL *ssl, struct rs_tls_secrets *s, struct rs_tls_records *r);
 
 /* Appends plaintext (n bytes, any length) to out as application-data
- * records.  Returns 0 or -EIO. */
+ * records.  Returns 0 or -EIO (also past RS_TLS_RECORDS_MAX). */
 int rs_tls_seal(struct rs_tls_records *r, struct rs_tls_scratch *sc, const uint8_t *p, size_t n, struct evbuffer *out);
 
 /* Opens one record in place: rec holds RS_TLS_RECORD_HEADER + its length
  * bytes.  Returns the inner content type (23 application data, 21 alert,
  * 22 handshake) with *plain and *plain_len inside rec, or -EBADMSG (a
- * record that does not authenticate or is malformed). */
+ * record that does not authenticate or is malformed, or one past
+ * RS_TLS_RECORDS_MAX). */
 int rs_tls_open(struct rs_tls_records *r, struct rs_tls_scratch *sc, uint8_t *rec, size_t rec_len, uint8_t **plain,
 		size_t *plain_len);
 
