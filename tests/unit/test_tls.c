@@ -28,6 +28,7 @@
 #include "util/cidr.h"
 #include "util/endpoint.h"
 #include "tls/tls.h"
+#include "tls/tls_record.h"
 #include "testutil.h"
 
 #define MAKE_CERTS "tests/tls/make_certs.sh"
@@ -711,6 +712,102 @@ static void test_describe_fallbacks(void **state)
 	SSL_CTX_free(ctx);
 }
 
+/* ---- records after the handshake (tls_record.c) ---------------------------- */
+
+static void keylog_to_app_data(const SSL *ssl, const char *line)
+{
+	rs_tls_secrets_note(SSL_get_app_data(ssl), line);
+}
+
+/* Reads whole records off fd into buf; returns the bytes read. */
+static size_t read_raw(int fd, uint8_t *buf, size_t cap)
+{
+	ssize_t n = read(fd, buf, cap);
+
+	assert_true(n > 0);
+	return (size_t)n;
+}
+
+/* Under each suite: an OpenSSL client and a server that has left its SSL
+ * for records exchange data both ways; a flipped bit is refused; the
+ * client's close_notify reads as an alert. */
+static void test_records(void **state)
+{
+	static const char *const suites[] = { "TLS_CHACHA20_POLY1305_SHA256", "TLS_AES_128_GCM_SHA256",
+					      "TLS_AES_256_GCM_SHA384" };
+	const struct pki *p = *state;
+	SSL_CTX *server = server_ctx(p, "gw-1", NULL);
+	SSL_CTX *client = client_ctx(p, NULL, "ca");
+	struct rs_tls_scratch sc;
+	struct evbuffer *out = evbuffer_new();
+
+	assert_non_null(out);
+	assert_int_equal(rs_tls_scratch_init(&sc), 0);
+	SSL_CTX_set_keylog_callback(server, keylog_to_app_data);
+	for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++) {
+		struct rs_tls_secrets secrets = { 0 };
+		struct rs_tls_records r;
+		struct pair hs;
+		uint8_t buf[4 * RS_TLS_CIPHERTEXT_MAX], *plain, big[20000], got[20000];
+		size_t n, plain_len, total = 0;
+		int len;
+
+		pair_open(&hs, client, server, "gw-1");
+		assert_int_equal(SSL_set_ciphersuites(hs.server.ssl, suites[i]), 1);
+		SSL_set_app_data(hs.server.ssl, &secrets);
+		pair_run(&hs);
+		assert_true(hs.client.done && hs.server.done);
+		assert_int_equal(rs_tls_records_take(hs.server.ssl, &secrets, &r), 0);
+
+		/* client to server: one record */
+		assert_int_equal(SSL_write(hs.client.ssl, "hello", 5), 5);
+		n = read_raw(hs.fds[1], buf, sizeof(buf));
+		assert_int_equal(rs_tls_open(&r, &sc, buf, n, &plain, &plain_len), 23);
+		assert_int_equal(plain_len, 5);
+		assert_memory_equal(plain, "hello", 5);
+
+		/* server to client: more than one record's worth */
+		for (size_t k = 0; k < sizeof(big); k++)
+			big[k] = (uint8_t)(k * 7 + i);
+		assert_int_equal(rs_tls_seal(&r, &sc, big, sizeof(big), out), 0);
+		n = evbuffer_get_length(out);
+		assert_int_equal(evbuffer_remove(out, buf, n), (int)n);
+		assert_int_equal(write(hs.fds[1], buf, n), (ssize_t)n);
+		while (total < sizeof(big)) {
+			int rc = SSL_read(hs.client.ssl, got + total, (int)(sizeof(got) - total));
+
+			assert_true(rc > 0);
+			total += (size_t)rc;
+		}
+		assert_memory_equal(got, big, sizeof(big));
+
+		/* a flipped bit does not authenticate */
+		assert_int_equal(SSL_write(hs.client.ssl, "again", 5), 5);
+		n = read_raw(hs.fds[1], buf, sizeof(buf));
+		len = rs_tls_record_len(buf);
+		assert_int_equal(len, (int)n);
+		buf[n - 1] ^= 1;
+		assert_int_equal(rs_tls_open(&r, &sc, buf, n, &plain, &plain_len), -EBADMSG);
+
+		/* close_notify: an alert (the sequence moved on by the refused record's) */
+		r.rx.seq++;
+		assert_int_equal(SSL_shutdown(hs.client.ssl), 0);
+		n = read_raw(hs.fds[1], buf, sizeof(buf));
+		assert_int_equal(rs_tls_open(&r, &sc, buf, n, &plain, &plain_len), 21);
+
+		/* past the records one key may protect: refused both ways */
+		r.tx.seq = RS_TLS_RECORDS_MAX;
+		assert_int_equal(rs_tls_seal(&r, &sc, big, 1, out), -EIO);
+		r.rx.seq = RS_TLS_RECORDS_MAX;
+		assert_int_equal(rs_tls_open(&r, &sc, buf, n, &plain, &plain_len), -EBADMSG);
+		pair_close(&hs);
+	}
+	rs_tls_scratch_fini(&sc);
+	evbuffer_free(out);
+	SSL_CTX_free(client);
+	SSL_CTX_free(server);
+}
+
 /* ---- cidr ---------------------------------------------------------------- */
 
 static void test_cidr_parse(void **state)
@@ -1013,6 +1110,7 @@ int main(void)
 		cmocka_unit_test(test_handshake_tls12),
 		cmocka_unit_test(test_expect_name_forces_verify),
 		cmocka_unit_test(test_describe_fallbacks),
+		cmocka_unit_test(test_records),
 	};
 	const struct CMUnitTest cidr[] = {
 		cmocka_unit_test(test_cidr_parse),

@@ -17,6 +17,7 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <openssl/crypto.h>
 
 #include "gateway.h"
 #include "util/bev_io.h"
@@ -24,6 +25,7 @@
 #include "util/logfmt.h"
 #include "util/mstime.h"
 #include "proto/proto_event.h"
+#include "proto/wire.h"
 #include "tls/tls.h"
 
 struct gw_conn {
@@ -36,6 +38,11 @@ struct gw_conn {
 	bool closing;             /* the core closed it: flushing */
 	bool overflowed;          /* past --max-unsent: closed from the loop, nothing more queued */
 	bool ticket_due;          /* handshake done, session ticket not sent yet (--tls-ticket-keys) */
+	struct rs_tls_secrets *secrets; /* TLS: the handshake's, until it ends */
+	struct rs_tls_records *rec;     /* TLS after the handshake: bev is plain and carries records */
+	uint8_t *carry;           /* records: plaintext the core has not taken yet (a frame cut) */
+	struct gw_tls_peer peer;  /* records under mTLS: the client's certificate */
+	size_t carry_len;
 };
 
 /* The session ticket goes out once the ACCEPT has been written, so that
@@ -57,6 +64,19 @@ static void send_ticket(struct gw_conn *c)
 		return; /* write_done tries again */
 	c->ticket_due = false;
 	gw_tls_send_ticket(c->gw, c->bev);
+}
+
+static void free_tls(struct gw_conn *c)
+{
+	if (c->secrets)
+		OPENSSL_cleanse(c->secrets, sizeof(*c->secrets));
+	if (c->rec)
+		OPENSSL_cleanse(c->rec, sizeof(*c->rec));
+	free(c->secrets);
+	free(c->rec);
+	free(c->carry);
+	free(c->peer.der);
+	c->secrets = NULL;
 }
 
 static void conn_authenticated(struct gw_conn *c)
@@ -81,6 +101,7 @@ static void conn_free(struct gw_conn *c, enum rs_gw_link_end end)
 	if (c->timer)
 		event_free(c->timer);
 	bufferevent_free(c->bev);
+	free_tls(c);
 	free(c);
 }
 
@@ -157,15 +178,24 @@ static void cb_send(void *user, void *link_user, const struct rs_frame *f)
 	}
 	/* HEARTBEAT by reference to the frame encoded once, so ten thousand
 	 * supervisors do not each get a fresh output chain every interval. */
-	if (f->type == RS_FRAME_HEARTBEAT) {
+	if (f->type == RS_FRAME_HEARTBEAT && !c->rec) {
 		if (gw->heartbeat_len == 0 &&
 		    rs_frame_encode(f, gw->heartbeat_frame, sizeof(gw->heartbeat_frame), &gw->heartbeat_len) != 0)
 			gw->heartbeat_len = 0;
 		if (gw->heartbeat_len && evbuffer_add_reference(out, gw->heartbeat_frame, gw->heartbeat_len, NULL, NULL) == 0)
 			return;
 	}
-	if (rs_proto_write(out, f) != 0)
-		rs_log(stderr, "error", gw->who, "event", "encode_failed", "type", rs_frame_type_name(f->type), NULL);
+	if (c->rec) {
+		uint8_t buf[WIRE_FRAME_BOUND];
+		size_t len;
+
+		if (rs_frame_encode(f, buf, sizeof(buf), &len) == 0 &&
+		    rs_tls_seal(c->rec, &gw->tls_scratch, buf, len, out) == 0)
+			return;
+	} else if (rs_proto_write(out, f) == 0) {
+		return;
+	}
+	rs_log(stderr, "error", gw->who, "event", "encode_failed", "type", rs_frame_type_name(f->type), NULL);
 }
 
 static void cb_close(void *user, void *link_user)
@@ -204,7 +234,7 @@ static bool cb_peer_is(void *user, void *link_user, const char *member_id)
 {
 	struct gw_conn *c = link_user;
 
-	return gw_tls_client_is(c->bev, user, member_id);
+	return gw_tls_client_is(c->bev, &c->peer, user, member_id);
 }
 
 static void cb_log(void *user, const char *level, const char *const *kv)
@@ -232,6 +262,74 @@ const struct rs_gw_callbacks gw_core_callbacks = {
 	.exit = cb_exit,
 };
 
+/* Hands the core plaintext p (n bytes) after what it left before;
+ * keeps what it leaves.  Returns 0 or -ENOMEM. */
+static int recv_plain(struct gw_conn *c, const uint8_t *p, size_t n)
+{
+	struct gateway *gw = c->gw;
+	size_t used = 0, len = c->carry_len + n;
+	uint8_t *all = (uint8_t *)p;
+
+	if (c->carry_len) {
+		all = realloc(c->carry, len);
+		if (!all)
+			return -ENOMEM;
+		memcpy(all + c->carry_len, p, n);
+		c->carry = all;
+	}
+	rs_gw_core_link_recv(gw->core, c->link, all, len, &used, gw_now());
+	if (used == len) {
+		free(c->carry);
+		c->carry = NULL;
+		c->carry_len = 0;
+		return 0;
+	}
+	if (!c->carry_len) {
+		c->carry = malloc(len - used);
+		if (!c->carry)
+			return -ENOMEM;
+		memcpy(c->carry, all + used, len - used);
+	} else {
+		memmove(c->carry, c->carry + used, len - used);
+	}
+	c->carry_len = len - used;
+	return 0;
+}
+
+/* The link's records, opened in place in the input and handed to the
+ * core one by one.  Returns 0, or -EPIPE (the peer's alert: its
+ * close_notify, or a failure), -EBADMSG or -ENOMEM: the link is then lost. */
+static int read_records(struct gw_conn *c, struct evbuffer *in)
+{
+	uint8_t hdr[RS_TLS_RECORD_HEADER], *rec, *plain;
+	size_t plain_len;
+	int len, type;
+
+	while (!c->closing && c->link && evbuffer_copyout(in, hdr, sizeof(hdr)) == (ev_ssize_t)sizeof(hdr)) {
+		len = rs_tls_record_len(hdr);
+		if (len < 0)
+			return len;
+		if (evbuffer_get_length(in) < (size_t)len)
+			return 0; /* the rest is on its way */
+		rec = evbuffer_pullup(in, len);
+		if (!rec)
+			return -ENOMEM;
+		type = rs_tls_open(c->rec, &c->gw->tls_scratch, rec, (size_t)len, &plain, &plain_len);
+		if (type < 0)
+			return type;
+		/* 21: an alert, close_notify or not, ends the link; 22: a
+		 * KeyUpdate or other post-handshake message, which records
+		 * without OpenSSL do not follow (the reference supervisor and
+		 * the swarm send none): the peer redials. */
+		if (type != 23)
+			return type == 21 ? -EPIPE : -EBADMSG;
+		if (plain_len && recv_plain(c, plain, plain_len) != 0)
+			return -ENOMEM;
+		evbuffer_drain(in, (size_t)len);
+	}
+	return 0;
+}
+
 static void on_read(struct bufferevent *bev, void *arg)
 {
 	struct gw_conn *c = arg;
@@ -242,12 +340,56 @@ static void on_read(struct bufferevent *bev, void *arg)
 
 	if (c->closing || !c->link || len == 0)
 		return;
+	if (c->rec) {
+		if (read_records(c, in) != 0) {
+			conn_free(c, RS_GW_LINK_LOST);
+		}
+		gw_core_settle(gw);
+		return;
+	}
 	data = evbuffer_pullup(in, (ev_ssize_t)len);
 	if (!data)
 		return;
 	rs_gw_core_link_recv(gw->core, c->link, data, len, &used, gw_now());
 	evbuffer_drain(in, used);
 	gw_core_settle(gw);
+}
+
+static void on_event(struct bufferevent *bev, short what, void *arg);
+
+/* What every connection's bufferevent is given, and given again when it
+ * leaves its SSL for records. */
+static void setup_bev(struct gw_conn *c)
+{
+	struct gateway *gw = c->gw;
+	struct timeval idle = rs_ms_timeval(3ULL * gw->cfg.heartbeat_ms);
+	/* Records arrive whole or not at all: room for the largest. */
+	size_t high = gw->cfg.max_frame + RS_FRAME_HEADER;
+
+	if (c->rec && high < RS_TLS_RECORD_HEADER + RS_TLS_CIPHERTEXT_MAX)
+		high = RS_TLS_RECORD_HEADER + RS_TLS_CIPHERTEXT_MAX;
+	bufferevent_setwatermark(c->bev, EV_READ, 0, high);
+	bufferevent_setcb(c->bev, on_read, write_done, on_event, c);
+	bufferevent_set_timeouts(c->bev, &idle, NULL);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+/* The handshake done, the link drops its SSL (about 13 KB under OpenSSL
+ * 3.0) for records, when gw_tls_detach allows it. */
+static void leave_ssl(struct gw_conn *c)
+{
+	struct bufferevent *plain;
+
+	if (!c->secrets)
+		return;
+	plain = gw_tls_detach(c->gw, c->bev, c->secrets, &c->rec, &c->peer);
+	free(c->secrets);
+	c->secrets = NULL;
+	if (!plain)
+		return;
+	bufferevent_free(c->bev);
+	c->bev = plain;
+	setup_bev(c);
 }
 
 static void on_event(struct bufferevent *bev, short what, void *arg)
@@ -259,6 +401,7 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 	if (what & BEV_EVENT_CONNECTED) { /* the TLS handshake is done */
 		gw_tls_count_handshake(gw, bev);
 		c->ticket_due = gw->cfg.tls_ticket_keys != NULL;
+		leave_ssl(c); /* not with tickets: gw->tls_records is off then */
 		if (c->link)
 			rs_gw_core_link_secured(gw->core, c->link);
 		return;
@@ -299,7 +442,6 @@ void gw_conn_accept(struct evconnlistener *lst, evutil_socket_t fd, struct socka
 {
 	struct gateway *gw = arg;
 	struct gw_conn *c;
-	struct timeval idle = rs_ms_timeval(3ULL * gw->cfg.heartbeat_ms);
 	struct gw_unauth_key key = gw_unauth_key_of(sa);
 	struct gw_unauth_node *victim;
 	char source[RS_ENDPOINT_MAX + 1];
@@ -347,10 +489,12 @@ void gw_conn_accept(struct evconnlistener *lst, evutil_socket_t fd, struct socka
 	if (gw->conns)
 		gw->conns->prev = c;
 	gw->conns = c;
-	bufferevent_setwatermark(c->bev, EV_READ, 0, gw->cfg.max_frame + RS_FRAME_HEADER);
-	bufferevent_setcb(c->bev, on_read, write_done, on_event, c);
-	bufferevent_set_timeouts(c->bev, &idle, NULL);
-	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	if (gw->tls_records) {
+		c->secrets = calloc(1, sizeof(*c->secrets));
+		if (c->secrets)
+			gw_tls_secrets_to(c->bev, c->secrets);
+	}
+	setup_bev(c);
 	gw_core_settle(gw);
 }
 

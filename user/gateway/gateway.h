@@ -26,6 +26,7 @@
 #include "ringsteer/store.h"
 #include "store/store_worker.h"
 #include "tls/tls.h"
+#include "tls/tls_record.h"
 #include "ringsteer/token.h"
 #include "unauth.h"
 #include "util/accept_pause.h"
@@ -147,6 +148,9 @@ struct gateway {
 	struct rs_keyring ticket_ring; /* --tls-ticket-keys as last loaded; n 0: tickets off */
 	struct rs_tls_ticket_keys tickets; /* derived from it at the heartbeat's now; every
 				       * context made with tickets reads them at each handshake */
+	bool tls_records;             /* links leave their SSL for records after the handshake
+				       * (TLS without --tls-ticket-keys: tls_server.c) */
+	struct rs_tls_scratch tls_scratch; /* the records' one cipher context */
 	uint8_t heartbeat_frame[16];  /* HEARTBEAT, encoded once: queued by reference */
 	size_t heartbeat_len;         /* 0: not encoded (each is then encoded anew) */
 	struct gw_conn *conns;        /* every open connection, doubly linked */
@@ -222,9 +226,31 @@ void gw_tls_send_ticket(struct gateway *gw, struct bufferevent *bev);
 /* Counts bev's finished handshake as full or resumed (tls_tickets.c). */
 void gw_tls_count_handshake(struct gateway *gw, struct bufferevent *bev);
 
-/* Whether mTLS is off, or bev's client certificate (on a resumed
- * connection: the session's, if not expired since) names member (tls_server.c). */
-bool gw_tls_client_is(struct bufferevent *bev, const struct gateway *gw, const char *member);
+/* Where the handshake on bev's SSL leaves its application secrets (the
+ * keylog callback): s must outlive the SSL or be cleared first
+ * (tls_server.c). */
+void gw_tls_secrets_to(struct bufferevent *bev, struct rs_tls_secrets *s);
+
+/* Under mTLS, the client's certificate a link that left its SSL keeps
+ * for the member check at HELLO (DER; der NULL: none kept). */
+struct gw_tls_peer {
+	uint8_t *der;
+	size_t len;
+};
+
+/* At the end of bev's handshake, with s filled by it: a plain bufferevent
+ * on a copy of bev's socket and *out the records that carry the link from
+ * here (the caller frees bev, and its SSL, and sets the new one up), or
+ * NULL: the link keeps bev (a session ticket sent, the peer's data
+ * already read).  s is cleansed either way (tls_server.c). */
+struct bufferevent *gw_tls_detach(struct gateway *gw, struct bufferevent *bev, struct rs_tls_secrets *s,
+				  struct rs_tls_records **out, struct gw_tls_peer *peer);
+
+/* Whether mTLS is off, or the client's certificate names member: peer's
+ * when the link left its SSL, else bev's SSL's (on a resumed connection:
+ * the session's, if not expired since) (tls_server.c). */
+bool gw_tls_client_is(struct bufferevent *bev, const struct gw_tls_peer *peer, const struct gateway *gw,
+		      const char *member);
 
 /* With --agent: registers both listening sockets with the node agent,
  * waiting up to RS_AGENT_REG_CLIENT_TIMEOUT_MS each (the loop is not

@@ -541,6 +541,7 @@ cleanup:
 	rs_store_close(gw.store);
 	gw_unauth_free(&gw.unauth);
 	SSL_CTX_free(gw.tls);
+	rs_tls_scratch_fini(&gw.tls_scratch);
 	rs_keyring_wipe(&gw.keys);
 	rs_keyring_wipe(&gw.ticket_ring);
 	OPENSSL_cleanse(&gw.tickets, sizeof(gw.tickets));

@@ -14,10 +14,15 @@
  * (ringsteer_gateway_insecure).  --tls-ticket-keys is read with the other
  * files; what the tickets do is tls_tickets.c's. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
 
 #include <event2/bufferevent_ssl.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 
 #include "gateway.h"
@@ -28,6 +33,24 @@ static struct rs_tls_files files_of(const struct gateway *gw)
 {
 	return (struct rs_tls_files){ .cert = gw->cfg.tls_cert, .key = gw->cfg.tls_key, .ca = gw->cfg.tls_ca,
 				      .tickets = gw->cfg.tls_ticket_keys };
+}
+
+/* The application secrets of a handshake, for its link's records
+ * (conn.c); the handshake's other secrets are not kept. */
+static void on_keylog(const SSL *ssl, const char *line)
+{
+	struct rs_tls_secrets *s = SSL_get_app_data(ssl);
+
+	if (s)
+		rs_tls_secrets_note(s, line);
+}
+
+void gw_tls_secrets_to(struct bufferevent *bev, struct rs_tls_secrets *s)
+{
+	SSL *ssl = bufferevent_openssl_get_ssl(bev);
+
+	if (ssl)
+		SSL_set_app_data(ssl, s);
 }
 
 /* A context, and with --tls-ticket-keys the keyring and keys it will use
@@ -48,6 +71,7 @@ static int build(struct gateway *gw, SSL_CTX **ctx, int64_t *not_after, struct r
 		*ctx = NULL;
 		return err;
 	}
+	SSL_CTX_set_keylog_callback(*ctx, on_keylog);
 	if (rs_tls_ctx_not_after(*ctx, not_after) != 0)
 		*not_after = 0;
 	return 0;
@@ -85,6 +109,10 @@ int gw_tls_init(struct gateway *gw)
 		rs_log(stderr, "error", gw->who, "event", "tls_failed", "error", why, NULL);
 		return err;
 	}
+	/* Without the cipher context links keep their SSL, as before; so do
+	 * they with --tls-ticket-keys, whose ticket the SSL sends after the
+	 * ACCEPT (records start at sequence 0 right after the handshake). */
+	gw->tls_records = !gw->cfg.tls_ticket_keys && rs_tls_scratch_init(&gw->tls_scratch) == 0;
 	log_loaded(gw, "tls_loaded");
 	return 0;
 }
@@ -163,8 +191,10 @@ struct bufferevent *gw_tls_bufferevent(struct gateway *gw, evutil_socket_t fd)
 	return bev;
 }
 
-bool gw_tls_client_is(struct bufferevent *bev, const struct gateway *gw, const char *member)
+bool gw_tls_client_is(struct bufferevent *bev, const struct gw_tls_peer *peer, const struct gateway *gw,
+		      const char *member)
 {
+	const unsigned char *der = peer->der;
 	SSL *ssl;
 	X509 *cert;
 	bool named;
@@ -172,15 +202,85 @@ bool gw_tls_client_is(struct bufferevent *bev, const struct gateway *gw, const c
 	if (!gw->tls || !gw->cfg.tls_ca)
 		return true;
 	ssl = bufferevent_openssl_get_ssl(bev);
-	cert = ssl ? SSL_get1_peer_certificate(ssl) : NULL;
+	if (der)
+		cert = d2i_X509(NULL, &der, (long)peer->len);
+	else
+		cert = ssl ? SSL_get1_peer_certificate(ssl) : NULL;
+	ERR_clear_error();
 	if (!cert)
 		return false;
 	named = rs_tls_cert_names(cert, member);
 	/* Resumed: the certificate was verified when the session was made, up
 	 * to a ticket's lifetime ago; one that has expired since is refused
 	 * as a full handshake would refuse it. */
-	if (named && SSL_session_reused(ssl) && X509_cmp_current_time(X509_get0_notAfter(cert)) <= 0)
+	if (named && ssl && SSL_session_reused(ssl) && X509_cmp_current_time(X509_get0_notAfter(cert)) <= 0)
 		named = false;
 	X509_free(cert);
 	return named;
+}
+
+/* Under mTLS the member check at HELLO needs the client's certificate:
+ * kept as DER (a few hundred bytes; parsed, OpenSSL 3.0 holds about 5 KB
+ * of it) and parsed again for the check, once per HELLO. */
+static int keep_peer(struct gateway *gw, SSL *ssl, struct gw_tls_peer *peer)
+{
+	X509 *cert = gw->cfg.tls_ca ? SSL_get0_peer_certificate(ssl) : NULL;
+	unsigned char *p;
+	int len;
+
+	if (!gw->cfg.tls_ca)
+		return 0;
+	len = cert ? i2d_X509(cert, NULL) : -1;
+	if (len <= 0)
+		return -EINVAL;
+	peer->der = malloc((size_t)len);
+	if (!peer->der)
+		return -ENOMEM;
+	p = peer->der;
+	peer->len = (size_t)i2d_X509(cert, &p);
+	return 0;
+}
+
+struct bufferevent *gw_tls_detach(struct gateway *gw, struct bufferevent *bev, struct rs_tls_secrets *s,
+				  struct rs_tls_records **out, struct gw_tls_peer *peer)
+{
+	SSL *ssl = bufferevent_openssl_get_ssl(bev);
+	struct gw_tls_peer kept = { 0 };
+	struct rs_tls_records *r = NULL;
+	struct bufferevent *plain = NULL;
+	evutil_socket_t fd = -1;
+
+	if (!gw->tls_records || !ssl || !s)
+		return NULL;
+	SSL_set_app_data(ssl, NULL);
+	/* Nothing read past the handshake, nothing of ours queued: the
+	 * socket's next byte is the peer's first record, ours will be our
+	 * first, both at sequence 0. */
+	if (evbuffer_get_length(bufferevent_get_input(bev)) || evbuffer_get_length(bufferevent_get_output(bev)))
+		goto cleanup;
+	r = calloc(1, sizeof(*r));
+	if (!r || keep_peer(gw, ssl, &kept) != 0 || rs_tls_records_take(ssl, s, r) != 0)
+		goto cleanup;
+	/* A copy of the socket, since freeing bev (which frees the SSL) closes its own. */
+	fd = fcntl(bufferevent_getfd(bev), F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		goto cleanup;
+	plain = bufferevent_socket_new(gw->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (!plain)
+		goto cleanup;
+	fd = -1;
+	*out = r;
+	r = NULL;
+	*peer = kept;
+	kept.der = NULL;
+cleanup:
+	free(kept.der);
+	if (fd >= 0)
+		close(fd);
+	if (r) {
+		OPENSSL_cleanse(r, sizeof(*r));
+		free(r);
+	}
+	OPENSSL_cleanse(s, sizeof(*s));
+	return plain;
 }
