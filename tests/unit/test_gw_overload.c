@@ -9,8 +9,8 @@
  * The fake store answers an admission batch a fixed time after it was
  * handed out (batch_ms), everything else at once; arrivals come at a fixed
  * rate.  The figures below are worked from those: a full batch is 128
- * admissions (cfg.admit_batch_max, set so here; the default is larger,
- * and test_batches_grow shows what that changes). */
+ * admissions (cfg.admit_batch_max, set so here, the default; the last two
+ * tests show what a larger bound changes). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -436,10 +436,10 @@ static void test_normal_storm_sheds_nothing(void **state)
 	assert_true(t.worst_accept_ms < DEADLINE_MS);
 }
 
-/* With the default batch bound (RS_GW_ADMIT_BATCH_DEFAULT, 512) a batch
- * takes all that queued while the last was out, up to the bound: 1,500
- * arrivals at once go as batches of 1, 512, 512 and 475.  A bound past
- * RS_GW_ADMIT_BATCH_LIMIT is refused. */
+/* With a batch bound of 512 a batch takes all that queued while the last
+ * was out, up to the bound: 1,500 arrivals at once go as batches of 1,
+ * 512, 512 and 475.  A bound past RS_GW_ADMIT_BATCH_LIMIT is refused, and
+ * 0 is the default's 128. */
 static void test_batches_grow(void **state)
 {
 	struct fx *fx = *state;
@@ -447,7 +447,7 @@ static void test_batches_grow(void **state)
 	const size_t want[] = { 1, 512, 512, 475 };
 
 	rs_gw_core_free(fx->core);
-	fx->cfg.admit_batch_max = 0;
+	fx->cfg.admit_batch_max = 512;
 	assert_int_equal(rs_gw_core_new(&fx->cfg, &fx->cb, fx, fx->now, &fx->core), 0);
 	for (int i = 0; i < 1500; i++)
 		arrive(fx);
@@ -464,10 +464,24 @@ static void test_batches_grow(void **state)
 	fx->cfg.admit_batch_max = RS_GW_ADMIT_BATCH_LIMIT + 1;
 	assert_int_equal(rs_gw_core_new(&fx->cfg, &fx->cb, fx, fx->now, &other), -EINVAL);
 	assert_null(other);
+	/* The default: 300 queued behind one go as 128, 128 and 44. */
+	rs_gw_core_free(fx->core);
+	fx->cfg.admit_batch_max = 0;
+	assert_int_equal(rs_gw_core_new(&fx->cfg, &fx->cb, fx, fx->now, &fx->core), 0);
+	for (int i = 0; i < 301; i++)
+		arrive(fx);
+	for (size_t k = 0; k < 4; k++) {
+		const size_t dflt[] = { 1, 128, 128, 44 };
+		int p = pending_admit(fx);
+
+		assert_true(p >= 0);
+		assert_int_equal(fx->pending[p]->u.admit.n, dflt[k]);
+		answer(fx, (size_t)p);
+	}
 }
 
 /* The slow store of test_slow_store_sheds (600 ms a batch, 400 arrivals a
- * second for 10 s) with the default bound: 240 arrive while a batch is
+ * second for 10 s) with a bound of 512: 240 arrive while a batch is
  * out and the next takes them all, so the store keeps up; nobody is shed
  * or times out, and each waits at most two batches (1,200 ms). */
 static void test_slow_store_large_batches(void **state)
@@ -476,7 +490,7 @@ static void test_slow_store_large_batches(void **state)
 	struct tally t;
 
 	rs_gw_core_free(fx->core);
-	fx->cfg.admit_batch_max = 0;
+	fx->cfg.admit_batch_max = 512;
 	assert_int_equal(rs_gw_core_new(&fx->cfg, &fx->cb, fx, fx->now, &fx->core), 0);
 	fx->batch_ms = 600;
 	run(fx, 0, 40, 10000, NULL, 0);

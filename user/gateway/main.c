@@ -86,7 +86,7 @@ static const char usage[] =
 	"                          (1..600000, default 2000)\n"
 	"  --admit-batch N         admissions decided in one store transaction at most: a\n"
 	"                          batch takes what queued while the last was out, up to N\n"
-	"                          (1..65536, default 512)\n"
+	"                          (1..65536, default 128)\n"
 	"  --max-unsent BYTES      output queued for a connection that does not read, past\n"
 	"                          which it is closed (1024..67108864, default 262144)\n"
 	"\n"
