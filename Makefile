@@ -287,6 +287,8 @@ test-run: all $(TEST_BINS) $(KTEST_BINS) $(BUILD)/bench/accept_time $(BUILD)/ben
 	tests/cli/store_test.sh $(BUILD)/ringsteerctl || fail=1; \
 	echo "== tests/cli/status_test.sh ($(BUILD))"; \
 	tests/cli/status_test.sh $(BUILD)/ringsteerctl || fail=1; \
+	echo "== tests/cli/version_test.sh ($(BUILD))"; \
+	tests/cli/version_test.sh $(BUILD) || fail=1; \
 	echo "== tests/skip_test.sh"; \
 	tests/skip_test.sh || fail=1; \
 	echo "== tests/license_test.sh"; \

@@ -6,7 +6,8 @@
 # empty ones: supervisors are attached through the steered Service and
 # straight to gw-1 (so some are redirected), one garbage connection is
 # rejected, and the gauges and counters checked below are non-zero.
-# promtool printing anything, or exiting nonzero, fails the test.
+# promtool printing anything, or exiting nonzero, fails the test.  Each page
+# carries one ringsteer_build_info series with the build's version and commit.
 . "$(dirname "$0")/../cluster/lib.sh"
 
 command -v promtool >/dev/null || { echo "missing tool: promtool (Debian package prometheus; make deps)" >&2; exit 1; }
@@ -54,7 +55,15 @@ check() {
 		fail "$name: promtool check metrics (status $rc): $out"
 	fi
 	echo "$name: promtool check metrics clean ($(printf '%s\n' "$page" | grep -vc '^#') samples)"
+	# One build_info series, value 1, with the build's own version and commit.
+	[ "$(printf '%s\n' "$page" | grep -c '^ringsteer_build_info{')" -eq 1 ] || fail "$name: not one ringsteer_build_info series"
+	printf '%s\n' "$page" | grep -qxF "ringsteer_build_info{version=\"$version\",commit=\"$commit\"} 1" ||
+		fail "$name: ringsteer_build_info is not version=$version commit=$commit: $(printf '%s\n' "$page" | grep '^ringsteer_build_info')"
 }
+# The build's version and commit, from --version (tests/cli/version_test.sh
+# holds that to version.h and git).
+read -r version commit < <("$RS_BUILD/ringsteer-gateway" --version | sed -n 's/^ringsteer-gateway \([^ ]*\) (commit \([^)]*\))$/\1 \2/p')
+[ -n "${commit:-}" ] || fail "ringsteer-gateway --version: no version and commit"
 check gw-1 "http://$(gw_addr 1):$RS_GW_METRICS_PORT/metrics"
 check gw-2 "http://$(gw_addr 2):$RS_GW_METRICS_PORT/metrics"
 check agent "http://$RS_AGENT_METRICS/metrics"

@@ -28,6 +28,7 @@
 #include "util/logfmt.h"
 #include "util/mstime.h"
 #include "util/resolve.h"
+#include "util/program_version.h"
 
 enum {
 	EXIT_FLAGS = 2,
@@ -79,6 +80,7 @@ static const char usage[] =
 	"  --probe-missing FEATURE  act as if the kernel lacked FEATURE (repeatable; tests the\n"
 	"                        fallback): sk_lookup, so_netns_cookie, sockops_netns_cookie,\n"
 	"                        so_peerpidfd (docs/KERNEL.md, kernel features)\n"
+	"  --version             print the version and source commit, then exit\n"
 	"\n"
 	"Exit status: 0 stopped (steering goes on from the pins), 1 failure, 2 bad flags,\n"
 	"3 no sk_lookup or no privileges (gateways run redirect-only), 4 pinned program\n"
@@ -110,6 +112,7 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 		{ "member-burst", required_argument, NULL, O_MEMBER_BURST },
 		{ "store-timeout", required_argument, NULL, O_STORE_TIMEOUT },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	struct sockaddr_storage ss;
@@ -194,6 +197,7 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 			break;
 		}
 		case 'h': fputs(usage, stdout); exit(0);
+		case 'V': rs_program_version("ringsteer-agent"); exit(0);
 		case ':':
 			fprintf(stderr, "ringsteer-agent: option %s needs a value\n", argv[optind - 1]);
 			return -EINVAL;

@@ -19,6 +19,7 @@
 #include "util/http.h"
 #include "util/logfmt.h"
 #include "util/mstime.h"
+#include "util/program_version.h"
 
 #include <openssl/crypto.h>
 
@@ -103,7 +104,8 @@ static const char usage[] =
 	"                          resumes; the signing key encrypts, it and the two before\n"
 	"                          it decrypt.  Without it no tickets are issued\n"
 	"  --insecure              plaintext: no TLS (logged, and exported as\n"
-	"                          ringsteer_gateway_insecure 1)\n";
+	"                          ringsteer_gateway_insecure 1)\n"
+	"  --version               print the version and source commit, then exit\n";
 
 static int parse_ms(const char *flag, const char *text, uint32_t *out)
 {
@@ -156,6 +158,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		{ "tls-ticket-keys", required_argument, NULL, O_TLS_TICKETS },
 		{ "insecure", no_argument, NULL, O_INSECURE },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	struct sockaddr_storage ss;
@@ -252,6 +255,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		case O_TLS_TICKETS: cfg->tls_ticket_keys = optarg; break;
 		case O_INSECURE: cfg->insecure = true; break;
 		case 'h': fputs(usage, stdout); exit(0);
+		case 'V': rs_program_version("ringsteer-gateway"); exit(0);
 		case ':':
 			fprintf(stderr, "ringsteer-gateway: option %s needs a value\n", argv[optind - 1]);
 			return -EINVAL;
