@@ -53,6 +53,7 @@ fixed=$(jq -r '[.. | objects | select(has("datasource")) | .datasource
 
 # "ID.REF<TAB>EXPR" per query, Grafana's variables replaced.
 exprs=$(jq -r '.. | objects | select(has("targets")) | .id as $id | .targets[] | "\($id).\(.refId)\t\(.expr)"' "$DASH" |
+	# shellcheck disable=SC2016 # Grafana's variables, taken literally
 	sed -e 's/\$__rate_interval/'"$WINDOW"'/g' -e 's/\$namespace/.*/g')
 [ -n "$exprs" ] || bad "no panel expressions"
 n_exprs=$(printf '%s\n' "$exprs" | wc -l)
