@@ -23,7 +23,8 @@ LIBS     := -levent_openssl -levent -lsqlite3 -lssl -lcrypto -lpq
 # Debian packages the build and tests need.  uthash-dev: the gateway's
 # connections by member id (header only).  clang and libclang-rt-14-dev:
 # libFuzzer; nftables, iproute2, curl: the test cluster; prometheus
-# (promtool) and python3-yaml: the /metrics lint and the deploy/ manifest tests.
+# (promtool, and the server the dashboard test queries) and python3-yaml: the
+# /metrics lint and the deploy/ manifest and dashboard tests.
 # BUILD_PACKAGES: what `make all` needs, and all the image's build stage
 # installs (deploy/Dockerfile takes this list).  libjansson-dev: ringsteerctl's
 # --json (and the unit tests' vector files).
@@ -272,6 +273,9 @@ endif
 # (tests/kernel/t_agent_notify.sh) uses that server instead of starting its own.
 # A skip (exit 77) passes, except with CI=true (tests/skip_status.sh; the
 # runners count theirs the same way; tests/skip_test.sh proves all three).
+# The Grafana dashboard's test (tests/deploy/dashboard_test.sh: promtool
+# parses every panel expression, then a real Prometheus over a small
+# cluster answers each, about 10 s) runs once, beside the manifests'.
 test-run: all $(TEST_BINS) $(KTEST_BINS) $(BUILD)/bench/accept_time $(BUILD)/bench/steer_exec check-vectors
 	@fail=0; pg_url=; [ -z "$$RS_PG_DIR" ] || pg_url="postgres:///ringsteer?host=$$RS_PG_DIR"; \
 	for t in $(TEST_BINS); do \
@@ -300,6 +304,8 @@ test-run: all $(TEST_BINS) $(KTEST_BINS) $(BUILD)/bench/accept_time $(BUILD)/ben
 	if [ "$(SAN)" != 1 ]; then \
 	  echo "== tests/deploy/manifests_test.sh ($(BUILD))"; \
 	  tests/deploy/manifests_test.sh $(BUILD) || fail=1; \
+	  echo "== tests/deploy/dashboard_test.sh ($(BUILD))"; \
+	  timeout -k 5 120 tests/deploy/dashboard_test.sh $(BUILD); tests/skip_status.sh $$? dashboard || fail=1; \
 	  echo "== tests/rust/rust_gateway_test.sh ($(BUILD))"; tests/rust/rust_gateway_test.sh $(BUILD); tests/skip_status.sh $$? rust-gateway || fail=1; \
 	fi; \
 	echo "== tests/acceptance/run.sh ($(BUILD))"; \

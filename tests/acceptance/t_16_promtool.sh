@@ -8,6 +8,8 @@
 # rejected, and the gauges and counters checked below are non-zero.
 # promtool printing anything, or exiting nonzero, fails the test.  Each page
 # carries one ringsteer_build_info series with the build's version and commit.
+# The gateways' pages carry the latency histograms (admission, handoff, store
+# calls by kind), the admission one with an observation per HELLO answered.
 . "$(dirname "$0")/../cluster/lib.sh"
 
 command -v promtool >/dev/null || { echo "missing tool: promtool (Debian package prometheus; make deps)" >&2; exit 1; }
@@ -42,6 +44,17 @@ agent_sees() { # connections gauge of both gateways on the agent, total 6
 await "agent: connections of both gateways add up to 6" 5 agent_sees
 lookups=$(agent_metric ringsteer_agent_lookups_total 'result="table"')
 [ "${lookups%.*}" -ge 1 ] || fail "agent: no steered lookup counted (table=$lookups)"
+
+# The latency histograms are on the pages linted below, with observations:
+# every HELLO answered (six attached, each redirect answered twice).
+for h in admission_seconds handoff_seconds store_seconds; do
+	for n in 1 2; do
+		metric_page=$(rs_ns curl -fsS --max-time 2 "http://$(gw_addr "$n"):$RS_GW_METRICS_PORT/metrics")
+		grep -qx "# TYPE ringsteer_gateway_$h histogram" <<<"$metric_page" || fail "gw-$n: no histogram ringsteer_gateway_$h"
+	done
+done
+[ "$(total ringsteer_gateway_admission_seconds_count)" -ge 7 ] ||
+	fail "admission_seconds_count over both gateways is $(total ringsteer_gateway_admission_seconds_count), want 6 + the redirects"
 
 # check NAME URL: fetch inside the netns, lint with promtool.
 check() {

@@ -462,6 +462,7 @@ int main(int argc, char **argv)
 	/* Without an agent the gateway runs on, redirect-only: placement stays
 	 * correct, only the round trip returns; the heartbeat tries again. */
 	gw_agent_register_start(&gw);
+	gw_store_timing_init(&gw);
 	err = gw_metrics_start(&gw);
 	if (err) {
 		rs_log(stderr, "error", gw.who, "event", "metrics_failed", "metrics", gw.cfg.metrics, "error",
