@@ -477,10 +477,10 @@ int main(int argc, char **argv)
 	}
 	if (a.cfg.store_url) {
 		so = store_options(&a.cfg);
-		err = rs_store_open(a.cfg.store_url, &so, &a.store);
+		err = rs_store_open_why(a.cfg.store_url, &so, &a.store, why, sizeof(why));
 		if (err) {
 			rs_log(stderr, "error", "agent", "event", "store_failed", "store", a.cfg.store_url, "error",
-			       strerror(-err), NULL);
+			       strerror(-err), "reason", why, NULL);
 			goto cleanup;
 		}
 	}
