@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* precompute.h - the supervisors the agent knows, and where the rule would
- * place each of them now (DESIGN.md, flow 6: "precomputed pins for known
- * supervisors with no session").
+ * place each of them now: the precomputed pins for known supervisors with
+ * no session (docs/KERNEL.md, "Sync").
  *
  * The known set remembers each member seen in a session row (its member id,
  * its source address, its ring point hashed once) for as long as it keeps
