@@ -20,8 +20,9 @@ CFLAGS   := -std=c17 -Wall -Wextra -Werror $(OPT) -g -fPIC -D_GNU_SOURCE -Iinclu
 LDFLAGS  := $(SANFLAGS) -pthread
 LIBS     := -levent_openssl -levent -lsqlite3 -lssl -lcrypto -lpq
 
-# Debian packages the build and tests need.  uthash-dev: the gateway's
-# connections by member id (header only).  clang and libclang-rt-14-dev:
+# Debian packages the build and tests need.  uthash-dev (header only): the
+# gateway's connections by member id and its unauthenticated sources, the
+# agent's known supervisors.  clang and libclang-rt-14-dev:
 # libFuzzer; nftables, iproute2, curl: the test cluster; prometheus
 # (promtool, and the server the dashboard test queries) and python3-yaml: the
 # /metrics lint and the deploy/ manifest and dashboard tests.

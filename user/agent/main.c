@@ -423,10 +423,13 @@ int main(int argc, char **argv)
 	struct agent_load_options lo = { 0 };
 	struct rs_store_options so;
 	char why[512] = "", ino[24], below[24];
+	struct rs_hash_key known_key;
 	int err, rc = 1;
 
 	if (parse_flags(argc, argv, &a.cfg))
 		return EXIT_FLAGS;
+	rs_hash_key_random(&known_key);
+	agent_known_init(&a.known, &known_key);
 	signal(SIGPIPE, SIG_IGN);
 	libbpf_set_print(libbpf_log);
 	lo.pin_root = a.cfg.pin_root;
@@ -474,10 +477,10 @@ int main(int argc, char **argv)
 	}
 	if (a.cfg.store_url) {
 		so = store_options(&a.cfg);
-		err = rs_store_open(a.cfg.store_url, &so, &a.store);
+		err = rs_store_open_why(a.cfg.store_url, &so, &a.store, why, sizeof(why));
 		if (err) {
 			rs_log(stderr, "error", "agent", "event", "store_failed", "store", a.cfg.store_url, "error",
-			       strerror(-err), NULL);
+			       strerror(-err), "reason", why, NULL);
 			goto cleanup;
 		}
 	}

@@ -420,7 +420,7 @@ int main(int argc, char **argv)
 	struct rs_store_options opt = { 0 };
 	struct rs_gw_core_config core_cfg;
 	struct timeval tick;
-	char nofile[24], max_sessions[16];
+	char nofile[24], max_sessions[16], why[RS_STORE_ERROR_MAX];
 	int err, rc = 1;
 
 	if (parse_flags(argc, argv, &gw.cfg))
@@ -438,10 +438,10 @@ int main(int argc, char **argv)
 	opt.ttl_ms = gw.cfg.ttl_ms;
 	opt.reservation_ms = gw.cfg.reservation_ms;
 	opt.busy_timeout_ms = gw.cfg.store_timeout_ms;
-	err = rs_store_open(gw.cfg.store_url, &opt, &gw.store);
+	err = rs_store_open_why(gw.cfg.store_url, &opt, &gw.store, why, sizeof(why));
 	if (err) {
 		rs_log(stderr, "error", gw.who, "event", "store_failed", "url", gw.cfg.store_url, "error",
-		       strerror(-err), NULL);
+		       strerror(-err), "reason", why, NULL);
 		goto cleanup;
 	}
 	err = gw_unauth_init(&gw.unauth, gw.cfg.max_unauth, gw.cfg.max_unauth_per_source);
