@@ -178,10 +178,10 @@ $1
 EOF' sh "$expr"
 		check "alert $alert has a runbook_url in docs/OPERATIONS.md ($url)" \
 			sh -c 'case $1 in "$2"*) grep -qxF -- "${1#"$2"}" "$3" ;; *) exit 1 ;; esac' sh "$url" "$RUNBOOK_BASE" "$TMP/anchors"
-		for m in $(grep -o 'ringsteer_[a-z_]*' <<<"$expr" | sort -u); do
+		while read -r m; do
 			check "alert $alert: $m is exported by the gateway or the agent" \
 				grep -rqw "$m" "$ROOT/user/gateway/metrics.c" "$ROOT/user/agent/metrics.c"
-		done
+		done < <(grep -o 'ringsteer_[a-z_]*' <<<"$expr" | sort -u)
 	done < <(jq -r '.groups[].rules[] | select(.alert) | [.alert, (.expr | tostring | gsub("\\s+"; " ")), (.annotations.runbook_url // "")] | @tsv' "$json")
 }
 alerts_ok "$P/alerts.yaml"
@@ -261,10 +261,10 @@ expect_fail "a PodDisruptionBudget's maxUnavailable of the wrong type" "$TMP/bro
 # Alerts: a rule naming a job, and one without a runbook.
 sed -e '0,/absent(ringsteer_gateway_supervisors)/s//absent(up{job="ringsteer-gateway"})/' \
 	-e '0,/^          runbook_url: .*ringsteerstoredown"$/{/^          runbook_url: .*ringsteerstoredown"$/d}' "$P/alerts.yaml" >"$TMP/broken-alerts.yaml"
-(
-	pass=0 failed=0
-	alerts_ok "$TMP/broken-alerts.yaml"
-) >"$TMP/broken-alerts.out"
+# Its passes and failures are the broken file's, not ours: counts restored.
+counts="$pass $failed"
+alerts_ok "$TMP/broken-alerts.yaml" >"$TMP/broken-alerts.out"
+read -r pass failed <<<"$counts"
 expect_fail "an alert naming a job" "$TMP/broken-alerts.out" 'alert RingsteerGatewaysAbsent names no job'
 expect_fail "an alert without a runbook" "$TMP/broken-alerts.out" 'alert RingsteerStoreDown has a runbook_url'
 

@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2016,SC2154  # sourced by overlay_check.sh: its variables; jq programs in single quotes
 # SPDX-License-Identifier: Apache-2.0
 # tests/deploy/monitoring.sh - sourced by overlay_check.sh: the
 # prometheus-operator's objects.  Each PodMonitor selects the pods of a

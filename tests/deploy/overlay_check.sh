@@ -78,9 +78,7 @@ RENDERED=$3
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 DEPLOY=${RS_DEPLOY_DIR:-$ROOT/deploy}
 PY=/usr/bin/python3
-for t in jq; do
-	command -v "$t" >/dev/null || { echo "missing tool: $t (make deps)" >&2; exit 2; }
-done
+command -v jq >/dev/null || { echo "missing tool: jq (make deps)" >&2; exit 2; }
 "$PY" -c 'import yaml' 2>/dev/null || { echo "missing: python3-yaml (make deps)" >&2; exit 2; }
 for b in ringsteer-gateway ringsteer-agent ringsteer-supervisor; do
 	[ -x "$BUILD/$b" ] || { echo "missing binary: $BUILD/$b" >&2; exit 2; }
@@ -486,7 +484,10 @@ uid_of() { # JSON -> the container's uid (its own, the pod's, the image's)
 private_file() {
 	local json=$1 path=$2 mv uid
 	mv=$(mount_vol "$json" "$path")
-	[ -n "$mv" ] && jq -e '.v != null' <<<"$mv" >/dev/null || { echo "no volume is mounted over $path"; return 1; }
+	if [ -z "$mv" ] || ! jq -e '.v != null' <<<"$mv" >/dev/null; then
+		echo "no volume is mounted over $path"
+		return 1
+	fi
 	uid=$(uid_of "$json")
 	if jq -e '.v.secret' <<<"$mv" >/dev/null; then
 		[ "$uid" = 0 ] || { echo "$path: a Secret volume's file is root's, and this process runs as uid $uid: copy it (an init container, as the gateway's private-files)"; return 1; }

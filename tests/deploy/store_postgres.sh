@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2016,SC2154  # sourced by overlay_check.sh: its variables; jq programs in single quotes
 # SPDX-License-Identifier: Apache-2.0
 # tests/deploy/store_postgres.sh - sourced by overlay_check.sh when the
 # gateways' store is PostgreSQL (deploy/overlays/production): how the
