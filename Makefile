@@ -120,6 +120,7 @@ $(BUILD)/libringsteer.a: $(LIB_OBJS)
 
 include mk/library.mk
 include mk/install.mk
+include mk/deploy.mk
 
 $(BUILD)/ringsteerctl: $(CTL_OBJS) $(MAPS_OBJS) $(BUILD)/libringsteer.a
 	$(CC) $(LDFLAGS) -o $@ $(CTL_OBJS) $(MAPS_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lm
@@ -268,6 +269,8 @@ PG_ACCEPT_TESTS := t_1_ t_2_ t_3_ t_4_ t_5_ t_6_ t_7_ t_18_ t_19_ t_20_ t_24_ t_
 endif
 
 # One pass of the suite in $(BUILD): unit tests (cmocka), then the CLI tests.
+# The optimised pass also checks deploy/ (tests/deploy/manifests_test.sh,
+# with the tools of mk/deploy.mk).
 # With RS_PG_DIR (a server from tests/pg/pg_server.sh) the store's unit
 # tests, the placement path's acceptance tests (t_1..t_7), the store-down and
 # multi-node tests run on PostgreSQL too, and the agent's LISTEN/NOTIFY test
@@ -277,7 +280,8 @@ endif
 # The Grafana dashboard's test (tests/deploy/dashboard_test.sh: promtool
 # parses every panel expression, then a real Prometheus over a small
 # cluster answers each, about 10 s) runs once, beside the manifests'.
-test-run: all $(TEST_BINS) $(KTEST_BINS) $(BUILD)/bench/accept_time $(BUILD)/bench/steer_exec check-vectors
+test-run: all $(TEST_BINS) $(KTEST_BINS) $(BUILD)/bench/accept_time $(BUILD)/bench/steer_exec check-vectors \
+	$(if $(filter 1,$(SAN)),,deploy-tools)
 	@fail=0; pg_url=; [ -z "$$RS_PG_DIR" ] || pg_url="postgres:///ringsteer?host=$$RS_PG_DIR"; \
 	for t in $(TEST_BINS); do \
 	  echo "== $$t"; RS_TEST_DATA=$(TEST_DATA) RS_TEST_PG_URL=$$pg_url $$t || fail=1; \
