@@ -534,9 +534,9 @@ image-base:
 
 image: image-base
 	podman build --isolation=chroot -f deploy/Dockerfile --build-arg BASE=$(IMAGE_BASE) \
-	  --build-arg BUILD_PACKAGES="$(BUILD_PACKAGES)" --target build -t $(subst :,-build:,$(IMAGE)) .
+	  --build-arg BUILD_PACKAGES="$(BUILD_PACKAGES)" --build-arg RS_COMMIT=$(RS_COMMIT) --target build -t $(subst :,-build:,$(IMAGE)) .
 	podman build --isolation=chroot -f deploy/Dockerfile --build-arg BASE=$(IMAGE_BASE) \
-	  --build-arg BUILD_PACKAGES="$(BUILD_PACKAGES)" -t $(IMAGE) .
+	  --build-arg BUILD_PACKAGES="$(BUILD_PACKAGES)" --build-arg RS_COMMIT=$(RS_COMMIT) -t $(IMAGE) .
 	@echo "$(IMAGE): $$(podman image inspect --format '{{.Size}}' $(IMAGE) | awk '{ printf "%d MiB", $$1 / 1048576 }')"
 
 image-test: image deps all
