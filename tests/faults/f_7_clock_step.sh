@@ -75,9 +75,17 @@ all_live() { [ "$(gw_rows | awk '$2 == "true"' | wc -l)" -ge "$1" ]; }
 # gw_ahead N MS: gw-N's heartbeat row is at least MS ahead of the real clock
 # (MS < 0: behind), so the step has reached what it writes.
 gw_ahead() { gw_rows | awk -v g="gw-$1" -v ms="$2" '$1 == g { a = -$3; exit !(ms >= 0 ? a >= ms : a <= ms) } END { if (!NR) exit 1 }'; }
+# unmoved M...: each sup-M's newest active row has the gateway and epoch
+# it was marked with, live or not: a row that looks dead by the real clock
+# (a finding, above) has not moved.
 unmoved() {
-	local m
-	for m in "$@"; do [ "$(where "$m") $(session "$m" epoch)" = "${FAULTS_MARK[$m]}" ] || return 1; done
+	local m mem gw ep
+	local -A row=()
+	while read -r mem gw ep; do
+		row[$mem]="$gw $ep"
+	done < <(rs_sessions_json | jq -r '[.[] | select(.state == "active")] | group_by(.member_id)
+		| map(max_by(.epoch)) | .[] | "\(.member_id) \(.gateway_id) \(.epoch)"')
+	for m in "$@"; do [ "${row[sup-$m]:-}" = "${FAULTS_MARK[$m]}" ] || return 1; done
 }
 on_gw() { local n=$1 m; for m in $(seq 1 "$FAULTS_N"); do [ "${FAULTS_MARK[$m]%% *}" = "gw-$n" ] && echo "$m"; done; }
 min_live=3
