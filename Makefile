@@ -49,6 +49,9 @@ CTL_SRCS  := $(wildcard user/ctl/*.c user/sim/*.c)
 GW_SRCS   := $(wildcard user/gateway/*.c)
 SUP_SRCS  := $(wildcard user/supervisor/*.c)
 SWARM_SRCS := $(wildcard user/swarm/*.c)
+# The deterministic simulator of the real cores (docs/SIMULATION.md): a
+# developer's tool, built by `make all` but not installed.
+VOPR_SRCS := $(wildcard user/vopr/*.c)
 AGENT_SRCS := $(wildcard user/agent/*.c)
 # The reader of the agent's maps (libbpf): linked into the agent and ringsteerctl.
 MAPS_SRCS := $(wildcard user/maps/*.c)
@@ -63,6 +66,8 @@ MAPS_OBJS := $(MAPS_SRCS:%.c=$(BUILD)/obj/%.o)
 GW_OBJS   := $(GW_SRCS:%.c=$(BUILD)/obj/%.o)
 SUP_OBJS  := $(SUP_SRCS:%.c=$(BUILD)/obj/%.o)
 SWARM_OBJS := $(SWARM_SRCS:%.c=$(BUILD)/obj/%.o)
+VOPR_OBJS := $(VOPR_SRCS:%.c=$(BUILD)/obj/%.o)
+VOPR      := $(if $(VOPR_SRCS),$(BUILD)/ringsteer-vopr)
 BINS      := $(BUILD)/ringsteerctl $(if $(GW_SRCS),$(BUILD)/ringsteer-gateway) \
 	$(if $(SUP_SRCS),$(BUILD)/ringsteer-supervisor) $(if $(AGENT_SRCS),$(BUILD)/ringsteer-agent) \
 	$(if $(SWARM_SRCS),$(BUILD)/ringsteer-swarm)
@@ -76,7 +81,7 @@ TEST_DATA   := tests/data
 .PHONY: all deps test test-run check-vectors bench sim sim-doc fuzz fuzz-smoke clean
 .DEFAULT_GOAL := all
 
-all: $(BUILD)/libringsteer.a $(BUILD)/libringsteer.so $(BUILD)/$(RS_SONAME) $(BUILD)/ringsteer.pc $(BINS)
+all: $(BUILD)/libringsteer.a $(BUILD)/libringsteer.so $(BUILD)/$(RS_SONAME) $(BUILD)/ringsteer.pc $(BINS) $(VOPR)
 
 # $(call install_missing,PACKAGES): apt-get installs those of PACKAGES that
 # are not installed; does nothing (no apt-get at all) when all are.
@@ -130,6 +135,9 @@ $(BUILD)/ringsteer-supervisor: $(SUP_OBJS) $(BUILD)/libringsteer.a
 
 $(BUILD)/ringsteer-swarm: $(SWARM_OBJS) $(BUILD)/libringsteer.a
 	$(CC) $(LDFLAGS) -o $@ $(SWARM_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lm
+
+$(BUILD)/ringsteer-vopr: $(VOPR_OBJS) $(BUILD)/libringsteer.a
+	$(CC) $(LDFLAGS) -o $@ $(VOPR_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lm
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_LIB_OBJS) $(BUILD)/libringsteer.a
 	@mkdir -p $(dir $@)
