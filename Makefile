@@ -295,6 +295,8 @@ test-run: all $(TEST_BINS) $(KTEST_BINS) $(BUILD)/bench/accept_time $(BUILD)/ben
 	tests/cli/store_test.sh $(BUILD)/ringsteerctl || fail=1; \
 	echo "== tests/cli/status_test.sh ($(BUILD))"; \
 	tests/cli/status_test.sh $(BUILD)/ringsteerctl || fail=1; \
+	echo "== tests/cli/vopr_test.sh ($(BUILD))"; \
+	tests/cli/vopr_test.sh $(BUILD)/ringsteer-vopr $(VOPR_TEST_SEEDS) || fail=1; \
 	echo "== tests/skip_test.sh"; \
 	tests/skip_test.sh || fail=1; \
 	echo "== tests/license_test.sh"; \
@@ -435,6 +437,18 @@ bench: deps all $(BENCH_BINS)
 
 sim: deps all
 	$(BUILD)/ringsteerctl sim
+
+# `make vopr SECONDS=N`: the deterministic simulator of the real cores
+# (docs/SIMULATION.md) on random seeds for N seconds; it reports simulated
+# events per second and seeds per minute, tallies failures by invariant
+# (known defects apart), and replays the first unknown one to a trace file.
+# `make test` runs a fixed set of seeds (VOPR_TEST_SEEDS, through
+# tests/cli/vopr_test.sh, with the replay and counter-check tests).
+SECONDS ?= 60
+VOPR_TEST_SEEDS ?= 1-200
+.PHONY: vopr
+vopr: deps $(BUILD)/ringsteer-vopr
+	$(BUILD)/ringsteer-vopr --seconds $(SECONDS) --quiet --keep-going
 
 # The README's run command: demo/demo.sh tells the story on a local cluster
 # in network namespaces (root).  AGENT=0 shows the redirect path alone;

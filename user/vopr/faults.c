@@ -7,8 +7,8 @@
  * connections, store outages (refusing or hanging), a store failover that
  * loses what was not acknowledged, a slow store, partitions (a gateway and
  * a member, a gateway and every member, a gateway and the store), and
- * clock steps (a gateway's or a member's wall clock, small or hours, put
- * back when it heals, as NTP would).
+ * clock steps (a gateway's, a member's or the store's wall clock, small or
+ * hours, put back when it heals, as NTP would).
  *
  * The plan is drawn from its own generator before the run (rng_plan), so
  * it is the same whatever the network draws.  A fault that finds nothing
@@ -117,7 +117,7 @@ void faults_plan(struct world *w)
 			f.dur = draw(r, 500, 40000);
 			break;
 		case F_CLOCK_STEP:
-			f.a = (int)sim_rng_below(r, k->slots + k->members);
+			f.a = (int)sim_rng_below(r, k->slots + k->members + 1); /* the last: the store */
 			f.c = chance(r, 50) ? draw(r, 1, 1500) : draw(r, 60000, 3 * 3600 * 1000);
 			if (chance(r, 50))
 				f.c = -f.c;
@@ -140,6 +140,31 @@ bool fault_active(const struct world *w, enum fault_kind k, int a)
 		if (w->faults[i].active && w->faults[i].kind == k && (a < 0 || w->faults[i].a == a))
 			return true;
 	return false;
+}
+
+/* The wall clock a step of node n moves: gateway n, member n - slots, or
+ * (the last) the store's. */
+static int64_t *stepped_clock(struct world *w, int n)
+{
+	int slots = (int)w->cfg.slots, members = (int)w->cfg.members;
+
+	if (n < slots)
+		return &w->gw[n].clk.wall_off;
+	if (n < slots + members)
+		return &w->mb[n - slots].clk.wall_off;
+	return &w->store.wall_off;
+}
+
+/* Whether node n is there for its clock to be stepped. */
+static bool clock_there(const struct world *w, int n)
+{
+	int slots = (int)w->cfg.slots, members = (int)w->cfg.members;
+
+	if (n < slots)
+		return w->gw[n].exists;
+	if (n < slots + members)
+		return w->mb[n - slots].up;
+	return true;
 }
 
 static int free_partition(struct world *w)
@@ -253,13 +278,10 @@ static bool start(struct world *w, uint32_t i)
 		f->d = p;
 		return true;
 	case F_CLOCK_STEP:
-		if (f->a < (int)w->cfg.slots ? !w->gw[f->a].exists : !w->mb[f->a - (int)w->cfg.slots].up)
+		if (!clock_there(w, f->a))
 			return false;
 		inv_fault_started(w, f);
-		if (f->a < (int)w->cfg.slots)
-			w->gw[f->a].clk.wall_off += f->c;
-		else
-			w->mb[f->a - (int)w->cfg.slots].clk.wall_off += f->c;
+		*stepped_clock(w, f->a) += f->c;
 		return true;
 	case F_KIND_COUNT:
 		break;
@@ -309,10 +331,7 @@ static bool heal(struct world *w, uint32_t i)
 		w->parts[f->d].on = false;
 		break;
 	case F_CLOCK_STEP:
-		if (f->a < (int)w->cfg.slots)
-			w->gw[f->a].clk.wall_off -= f->c;
-		else
-			w->mb[f->a - (int)w->cfg.slots].clk.wall_off -= f->c;
+		*stepped_clock(w, f->a) -= f->c;
 		break;
 	default:
 		break;

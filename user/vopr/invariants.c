@@ -303,11 +303,20 @@ static void liveness(struct world *w)
 		/* Counted from the later of its gap's start and the last heal. */
 		since = m->detached_since > w->last_heal ? m->detached_since : w->last_heal;
 		if (!w->faults_active && w->now - since > bound) {
+			const struct ledger_session *row = &w->store.cur.s[i];
+			bool stale = row->present && row->state == RS_SESSION_ACTIVE && row->gateway >= 0 &&
+				     w->gw[row->gateway].up && row->heartbeat_ms < w->gw[row->gateway].started_store_ms;
+
 			invariant_failed(w, "liveness",
 					 "m-%u not served for %lld ms (%s), %lld ms after the last fault healed "
-					 "(bound %lld)",
+					 "(bound %lld)%s",
 					 i, (long long)(w->now - m->detached_since), rs_mc_state_name(state),
-					 (long long)(w->now - w->last_heal), (long long)bound);
+					 (long long)(w->now - w->last_heal), (long long)bound,
+					 stale ? "; its row is an earlier process's, active at its gateway" : "");
+			/* D3: that row outlives its process, and its epoch locks out
+			 * a restart whose clock was stepped back. */
+			if (stale)
+				w->res->known = "D3-stale-rows";
 			return;
 		}
 	}

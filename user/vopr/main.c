@@ -285,7 +285,7 @@ int main(int argc, char **argv)
 	struct cli c;
 
 	if (parse(argc, argv, &c)) {
-		fputs(usage, stderr);
+		fputs("ringsteer-vopr: bad arguments (try --help)\n", stderr);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);

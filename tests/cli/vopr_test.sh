@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# vopr_test.sh - the deterministic simulator of the real cores
+# (ringsteer-vopr, docs/SIMULATION.md) in `make test`:
+# - a fixed set of seeds passes (a known defect, reported as such, does too);
+# - the seeds that found defects: the fixed one passes, the known ones fail
+#   only as known;
+# - a seed is a replay: run twice, the same hash and the same trace, byte
+#   for byte;
+# - the counter-check: a deliberately broken rule (the cap off by one) is
+#   caught within 5,000 seeds, and its failing seed replays to the same
+#   broken invariant;
+# - bad arguments: exit 2 with one line on stderr.
+# usage: vopr_test.sh PATH/TO/ringsteer-vopr [FIRST-LAST]
+set -u
+vopr=$1
+seeds=${2:-1-200}
+ctl=$vopr
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+dir=$(scratch_dir vopr)
+trap 'remove_dir "$dir"' EXIT
+
+# 1. The fixed seeds.
+start=$(date +%s)
+if out=$("$vopr" --seeds "$seeds" --quiet --trace-dir "$dir" 2>&1); then ok
+else bad "seeds $seeds: $(printf '%s\n' "$out" | grep -E '^(broken|replay|seed)' | head -5)"; fi
+printf '%s\n' "$out" | grep -E 'seeds,' | sed 's/^/  /'
+echo "  ($(($(date +%s) - start)) s)"
+
+# 2. The seeds that found defects (docs/SIMULATION.md, Findings): D2 is
+# fixed (its seed passes); D1 and D3 are reported as known, or pass.
+out=$("$vopr" --seed 4439 --trace /dev/null 2>&1)
+expect_eq "seed 4439 (D2, fixed) passes: $out" 0 "$?"
+for s in 311 3349 2862; do
+	out=$("$vopr" --seed "$s" --trace /dev/null 2>&1); rc=$?
+	if [ "$rc" -eq 0 ] || [[ "$out" == *"a known defect"* ]]; then ok
+	else bad "seed $s: rc=$rc, not a known defect: $out"; fi
+done
+
+# 3. A seed replays byte for byte.
+"$vopr" --seed 7 --trace "$dir/a.trace" --verbose >"$dir/a.out"
+"$vopr" --seed 7 --trace "$dir/b.trace" --verbose >"$dir/b.out"
+if cmp -s "$dir/a.trace" "$dir/b.trace" && [ -s "$dir/a.trace" ]; then ok; else bad "seed 7: the traces differ"; fi
+ha=$(sed -n 's/.*hash=\([0-9a-f]*\).*/\1/p' "$dir/a.out")
+hb=$(sed -n 's/.*hash=\([0-9a-f]*\).*/\1/p' "$dir/b.out")
+expect_eq "seed 7's hash twice" "$ha" "$hb"
+# The hash does not depend on tracing.
+hc=$("$vopr" --seed 7 | sed -n 's/.*hash=\([0-9a-f]*\).*/\1/p')
+expect_eq "seed 7's hash untraced" "$ha" "$hc"
+
+# 4. The counter-check: the cap off by one is caught within 5,000 seeds.
+if out=$("$vopr" --seeds 1-5000 --mutant cap+1 --expect-failure --quiet --trace-dir "$dir" 2>&1); then ok
+else bad "cap+1 not caught in 5,000 seeds: $(printf '%s\n' "$out" | tail -3)"; fi
+caught=$(printf '%s\n' "$out" | sed -n 's/^broken: \([a-z_]*\) (seed \([0-9]*\)).*/\1 \2/p')
+echo "  cap+1 caught: ${caught:-never}"
+if [ -n "$caught" ]; then
+	set -- $caught
+	replay=$("$vopr" --seed "$2" --mutant cap+1 --trace /dev/null 2>&1); rc=$?
+	expect_eq "the mutant's seed $2 replays to its failure" "1 $1" "$rc $(printf '%s\n' "$replay" | sed -n 's/^  broken: \([a-z_]*\) .*/\1/p')"
+	# Without the mutant the same seed passes (or fails only as known).
+	out=$("$vopr" --seed "$2" --trace /dev/null 2>&1); rc=$?
+	if [ "$rc" -eq 0 ] || [[ "$out" == *"a known defect"* ]]; then ok; else bad "seed $2 fails without the mutant: $out"; fi
+fi
+
+# 5. Bad arguments.
+for args in "" "--seed" "--seed x" "--seeds 5-1" "--seconds 0" "--mutant nope --seed 1" "--seeds 1-2 --trace x" "--bogus"; do
+	expect_usage_error $args
+done
+if "$vopr" --help >/dev/null; then ok; else bad "--help failed"; fi
+
+summary vopr
