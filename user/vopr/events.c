@@ -22,8 +22,10 @@ int ev_push(struct world *w, int64_t at, enum ev_type type, uint32_t a, uint64_t
 		size_t cap = q->cap ? q->cap * 2 : 1024;
 		struct ev *h = realloc(q->h, cap * sizeof(*h));
 
-		if (!h)
+		if (!h) {
+			w->oom = true; /* the loop stops: a run missing an event is no replay */
 			return -ENOMEM;
+		}
 		q->h = h;
 		q->cap = cap;
 	}

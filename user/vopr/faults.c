@@ -32,6 +32,11 @@ const char *fault_name(enum fault_kind k)
 	return k < F_KIND_COUNT ? names[k] : "?";
 }
 
+const char *vopr_fault_name(unsigned kind)
+{
+	return kind < F_KIND_COUNT ? names[kind] : NULL;
+}
+
 /* How likely each kind is, out of the sum. */
 static const uint32_t weights[F_KIND_COUNT] = {
 	[F_GW_CRASH] = 10,   [F_GW_SIGTERM] = 9,   [F_GW_KILL_DRAIN] = 2, [F_GW_JOIN] = 4,
@@ -349,6 +354,7 @@ void fault_on(struct world *w, uint32_t i, int phase)
 			return;
 		f->active = true;
 		w->faults_active++;
+		w->res->applied[f->kind]++;
 		trace(w, "fault %u %s starts (a=%d b=%d c=%lld) for %lld ms", i, fault_name(f->kind), f->a, f->b,
 		      (long long)f->c, (long long)f->dur);
 		return;

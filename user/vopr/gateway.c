@@ -81,6 +81,11 @@ static void cb_send(void *user, void *link_user, const struct rs_frame *f)
 					 "%s hands m-%u off, neither draining nor having accepted it degraded", g->id,
 					 c->member);
 		c->redirect_drain = true;
+		/* The cause is the decision, whether or not the REDIRECT gets
+		 * through: the row it left (a reservation at the target) moves
+		 * the member's next arrival too. */
+		if (c->mlife == w->mb[c->member].life && c->id == w->mb[c->member].last_conn)
+			mb_cause(w, &w->mb[c->member], c->g_degraded ? "deferred placement" : "drain");
 	}
 	if (f->type != RS_FRAME_HEARTBEAT)
 		trace(w, "%s link %u send %s", g->id, c->id, rs_frame_type_name(f->type));
@@ -338,11 +343,31 @@ void gw_start(struct world *w, struct gw_node *g)
 	dirty_gw(w, g);
 }
 
-/* Frees the core after its store calls are answered back to it. */
-static void teardown(struct world *w, struct gw_node *g)
+/* Adds the core's counters to the run's totals. */
+static void count(struct world *w, const struct rs_gw_core *core)
+{
+	const struct rs_gw_counters *k = rs_gw_core_counters(core);
+	struct vopr_core_totals *t = &w->res->cores;
+
+	t->accepts += k->accepts;
+	t->redirects += k->redirects_placement;
+	t->over_cap += k->over_cap_accepts;
+	t->claims += k->claims_recorded;
+	t->claims_superseded += k->claims_superseded;
+	t->handoffs_timed_out += k->handoffs_timed_out;
+	t->abandoned += k->handoffs_abandoned;
+	t->superseded_closed += k->superseded_closed;
+	t->store_cancelled += k->store_cancelled;
+	for (int i = 0; i < RS_GW_REJECT_COUNT; i++)
+		t->rejects += k->rejects[i];
+	w->res->deferred += k->redirects_deferred;
+}
+
+void gw_teardown(struct world *w, struct gw_node *g)
 {
 	g->dying = true;
 	store_drop_worker(w, g);
+	count(w, g->core);
 	rs_gw_core_free(g->core);
 	g->core = NULL;
 	g->up = false;
@@ -367,7 +392,7 @@ void gw_crash(struct world *w, struct gw_node *g, bool host)
 			net_send(w, c, TO_MB, SEG_RST, NULL, 0, false);
 	}
 	g->links = NULL;
-	teardown(w, g);
+	gw_teardown(w, g);
 	g->host_down = host;
 	ev_push(w, w->now + draw(&w->rng, 500, 3000), EV_GW_SERVICE, g->idx, (uint64_t)g->inc << 1);
 }
@@ -407,7 +432,7 @@ void gw_on_exit(struct world *w, struct gw_node *g, uint32_t inc)
 	while (g->links)
 		link_end(w, g->links, RS_GW_LINK_FLUSHED);
 	inv_drain_ended(w, g, true);
-	teardown(w, g);
+	gw_teardown(w, g);
 	store_gateway_remove(w, g);
 	g->in_service = false;
 	if (g->restart_on_exit)

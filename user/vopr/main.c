@@ -33,6 +33,7 @@ static const char usage[] =
 	"  --expect-failure  succeed only if some seed fails (with --mutant)\n"
 	"  --quiet           no line per seed\n"
 	"  --keep-going      run on past failures; tally them by invariant at the end\n"
+	"  --stats           what the seeds exercised: faults applied, the cores' counters\n"
 	"\n"
 	"exit: 0 all seeds passed (with --expect-failure: one failed), 1 otherwise, 2 usage\n";
 
@@ -42,7 +43,7 @@ struct cli {
 	double seconds;
 	const char *trace;
 	const char *trace_dir;
-	bool verbose, expect_failure, quiet, keep_going;
+	bool verbose, expect_failure, quiet, keep_going, stats;
 	struct vopr_options opt;
 };
 
@@ -65,14 +66,14 @@ static int parse_u64(const char *s, uint64_t *out)
 
 static int parse(int argc, char **argv, struct cli *c)
 {
-	enum { O_SEED = 256, O_SEEDS, O_SECONDS, O_TRACE, O_VERBOSE, O_TRACE_DIR, O_MUTANT, O_EXPECT, O_QUIET, O_KEEP };
+	enum { O_SEED = 256, O_SEEDS, O_SECONDS, O_TRACE, O_VERBOSE, O_TRACE_DIR, O_MUTANT, O_EXPECT, O_QUIET, O_KEEP, O_STATS };
 	static const struct option opts[] = {
 		{ "seed", required_argument, NULL, O_SEED },       { "seeds", required_argument, NULL, O_SEEDS },
 		{ "seconds", required_argument, NULL, O_SECONDS }, { "trace", required_argument, NULL, O_TRACE },
 		{ "verbose", no_argument, NULL, O_VERBOSE },       { "trace-dir", required_argument, NULL, O_TRACE_DIR },
 		{ "mutant", required_argument, NULL, O_MUTANT },   { "expect-failure", no_argument, NULL, O_EXPECT },
 		{ "quiet", no_argument, NULL, O_QUIET },           { "keep-going", no_argument, NULL, O_KEEP },
-		{ "help", no_argument, NULL, 'h' },
+		{ "stats", no_argument, NULL, O_STATS },           { "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	bool mode_set = false;
@@ -116,6 +117,7 @@ static int parse(int argc, char **argv, struct cli *c)
 		case O_EXPECT: c->expect_failure = true; break;
 		case O_QUIET: c->quiet = true; break;
 		case O_KEEP: c->keep_going = true; break;
+		case O_STATS: c->stats = true; break;
 		case 'h': fputs(usage, stdout); exit(0);
 		default: return -EINVAL;
 		}
@@ -206,6 +208,45 @@ static int run_one(const struct cli *c)
 	return r.failed != c->expect_failure;
 }
 
+static void add_up(struct vopr_result *sum, const struct vopr_result *r)
+{
+	for (int i = 0; i < 16; i++)
+		sum->applied[i] += r->applied[i];
+	sum->attaches += r->attaches;
+	sum->moves += r->moves;
+	sum->degraded += r->degraded;
+	sum->handoffs += r->handoffs;
+	sum->deferred += r->deferred;
+	sum->quiet_points += r->quiet_points;
+	sum->cores.accepts += r->cores.accepts;
+	sum->cores.redirects += r->cores.redirects;
+	sum->cores.over_cap += r->cores.over_cap;
+	sum->cores.claims += r->cores.claims;
+	sum->cores.claims_superseded += r->cores.claims_superseded;
+	sum->cores.handoffs_timed_out += r->cores.handoffs_timed_out;
+	sum->cores.abandoned += r->cores.abandoned;
+	sum->cores.rejects += r->cores.rejects;
+	sum->cores.superseded_closed += r->cores.superseded_closed;
+	sum->cores.store_cancelled += r->cores.store_cancelled;
+}
+
+/* What the seeds exercised, summed. */
+static void print_totals(const struct vopr_result *t)
+{
+	printf("faults applied:");
+	for (unsigned i = 0; vopr_fault_name(i); i++)
+		printf(" %s %u", vopr_fault_name(i), t->applied[i]);
+	printf("\nmembers: %" PRIu64 " attaches, %" PRIu64 " moves; quiet points checked: %" PRIu64 "\n", t->attaches,
+	       t->moves, t->quiet_points);
+	printf("gateway cores: %" PRIu64 " accepts, %" PRIu64 " placement redirects, %" PRIu64 " degraded accepts, %" PRIu64
+	       " claims (%" PRIu64 " superseded), %" PRIu64 " deferred placements, %" PRIu64 " drain handoffs (%" PRIu64
+	       " timed out, %" PRIu64 " abandoned), %" PRIu64 " over-cap accepts, %" PRIu64 " rejects, %" PRIu64
+	       " superseded links closed, %" PRIu64 " queued admissions cancelled\n",
+	       t->cores.accepts, t->cores.redirects, t->degraded, t->cores.claims, t->cores.claims_superseded,
+	       t->deferred, t->handoffs, t->cores.handoffs_timed_out, t->cores.abandoned, t->cores.over_cap,
+	       t->cores.rejects, t->cores.superseded_closed, t->cores.store_cancelled);
+}
+
 /* Counts a failure of invariant name. */
 static void tally(char names[16][48], uint64_t counts[16], const char *name)
 {
@@ -227,6 +268,7 @@ static int run_many(const struct cli *c)
 	struct vopr_result r = { 0 }, first = { 0 };
 	char names[16][48] = { { 0 } };
 	uint64_t counts[16] = { 0 }, failures = 0, known = 0;
+	struct vopr_result sum = { 0 };
 	bool failed = false;
 
 	if (c->mode == TIMED) {
@@ -246,6 +288,7 @@ static int run_many(const struct cli *c)
 		seeds++;
 		events += r.events;
 		sim_ms += r.sim_ms;
+		add_up(&sum, &r);
 		if (!c->quiet || r.failed)
 			print_result(&r);
 		if (r.failed && r.known && !c->opt.mutant) {
@@ -271,6 +314,8 @@ static int run_many(const struct cli *c)
 	       elapsed > 0 ? (double)events / elapsed : 0, elapsed > 0 ? (double)seeds * 60 / elapsed : 0);
 	for (int i = 0; i < 16 && names[i][0]; i++)
 		printf("  %s: %" PRIu64 "\n", names[i], counts[i]);
+	if (c->stats)
+		print_totals(&sum);
 	if (failed) {
 		replay_to_file(c, first.seed);
 		printf("broken: %s (seed %" PRIu64 "): %s\nreplay: ringsteer-vopr --seed %" PRIu64 "%s%s\n",

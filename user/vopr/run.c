@@ -200,17 +200,9 @@ static void settle(struct world *w)
 
 static void teardown_all(struct world *w)
 {
-	for (int i = 0; i < W_GATEWAYS; i++) {
-		struct gw_node *g = &w->gw[i];
-
-		if (!g->core)
-			continue;
-		g->dying = true;
-		store_drop_worker(w, g);
-		w->res->deferred += rs_gw_core_counters(g->core)->redirects_deferred;
-		rs_gw_core_free(g->core);
-		g->core = NULL;
-	}
+	for (int i = 0; i < W_GATEWAYS; i++)
+		if (w->gw[i].core)
+			gw_teardown(w, &w->gw[i]);
 	for (int i = 0; i < W_MEMBERS; i++)
 		if (w->mb[i].mc) {
 			w->mb[i].dying = true;

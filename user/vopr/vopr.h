@@ -46,7 +46,15 @@ struct vopr_result {
 	uint32_t gateways, members, faults;
 	uint64_t quiet_points; /* quiet points where the quiet-point invariants were checked */
 	uint64_t moves, attaches, degraded, handoffs, deferred; /* what happened, for the report */
+	uint32_t applied[16];  /* faults applied, by kind (vopr_fault_name) */
+	struct vopr_core_totals {
+		uint64_t accepts, redirects, over_cap, claims, claims_superseded, handoffs_timed_out,
+			abandoned, rejects, superseded_closed, store_cancelled;
+	} cores;               /* the gateway cores' counters, summed over every incarnation */
 };
+
+/* A fault kind's name, for applied[] (NULL past the last). */
+const char *vopr_fault_name(unsigned kind);
 
 /* Runs seed's simulation to its end or its first broken invariant.
  * Returns 0 (result filled, failed or not) or -ENOMEM. */

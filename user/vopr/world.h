@@ -291,7 +291,6 @@ struct world {
 	/* the cap at quiet points (invariants.c) */
 	uint32_t quiet_load[W_GATEWAYS]; /* loads at the last quiet point */
 	uint32_t window_cap;      /* the highest cap (+1 where degraded) since it */
-	bool window_open;
 	uint32_t dirty_gw;        /* bits: gateways whose cores ran this event */
 	uint64_t dirty_mb;        /* bits: members likewise */
 	/* the trace */
@@ -306,6 +305,7 @@ struct world {
 };
 
 /* ---- events.c ---- */
+/* Schedules an event (never in the past); out of memory sets w->oom. */
 int ev_push(struct world *w, int64_t at, enum ev_type type, uint32_t a, uint64_t b);
 bool ev_pop(struct world *w, struct ev *out);
 void ev_fini(struct world *w);
@@ -385,6 +385,8 @@ void net_fini(struct world *w);
 /* ---- gateway.c ---- */
 void gw_start(struct world *w, struct gw_node *g);
 void gw_crash(struct world *w, struct gw_node *g, bool host);
+/* Frees its core (its store calls answered back first), its counters summed. */
+void gw_teardown(struct world *w, struct gw_node *g);
 void gw_sigterm(struct world *w, struct gw_node *g);
 void gw_on_exit(struct world *w, struct gw_node *g, uint32_t inc);
 void gw_on_wake(struct world *w, struct gw_node *g, uint64_t gen);
