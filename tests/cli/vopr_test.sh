@@ -15,6 +15,7 @@
 set -u
 vopr=$1
 seeds=${2:-1-200}
+# shellcheck disable=SC2034 # lib.sh's expectations run $ctl
 ctl=$vopr
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -55,16 +56,17 @@ else bad "cap+1 not caught in 5,000 seeds: $(printf '%s\n' "$out" | tail -3)"; f
 caught=$(printf '%s\n' "$out" | sed -n 's/^broken: \([a-z_]*\) (seed \([0-9]*\)).*/\1 \2/p')
 echo "  cap+1 caught: ${caught:-never}"
 if [ -n "$caught" ]; then
-	set -- $caught
-	replay=$("$vopr" --seed "$2" --mutant cap+1 --trace /dev/null 2>&1); rc=$?
-	expect_eq "the mutant's seed $2 replays to its failure" "1 $1" "$rc $(printf '%s\n' "$replay" | sed -n 's/^  broken: \([a-z_]*\) .*/\1/p')"
+	read -r inv seed <<<"$caught"
+	replay=$("$vopr" --seed "$seed" --mutant cap+1 --trace /dev/null 2>&1); rc=$?
+	expect_eq "the mutant's seed $seed replays to its failure" "1 $inv" "$rc $(printf '%s\n' "$replay" | sed -n 's/^  broken: \([a-z_]*\) .*/\1/p')"
 	# Without the mutant the same seed passes (or fails only as known).
-	out=$("$vopr" --seed "$2" --trace /dev/null 2>&1); rc=$?
-	if [ "$rc" -eq 0 ] || [[ "$out" == *"a known defect"* ]]; then ok; else bad "seed $2 fails without the mutant: $out"; fi
+	out=$("$vopr" --seed "$seed" --trace /dev/null 2>&1); rc=$?
+	if [ "$rc" -eq 0 ] || [[ "$out" == *"a known defect"* ]]; then ok; else bad "seed $seed fails without the mutant: $out"; fi
 fi
 
 # 5. Bad arguments.
 for args in "" "--seed" "--seed x" "--seeds 5-1" "--seconds 0" "--mutant nope --seed 1" "--seeds 1-2 --trace x" "--bogus"; do
+	# shellcheck disable=SC2086 # each string is its words
 	expect_usage_error $args
 done
 if "$vopr" --help >/dev/null; then ok; else bad "--help failed"; fi
