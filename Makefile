@@ -448,7 +448,7 @@ SECONDS ?= 60
 VOPR_TEST_SEEDS ?= 1-200
 .PHONY: vopr
 vopr: deps $(BUILD)/ringsteer-vopr
-	$(BUILD)/ringsteer-vopr --seconds $(SECONDS) --quiet --keep-going
+	$(BUILD)/ringsteer-vopr --seconds $(SECONDS) --quiet --keep-going --stats
 
 # The README's run command: demo/demo.sh tells the story on a local cluster
 # in network namespaces (root).  AGENT=0 shows the redirect path alone;

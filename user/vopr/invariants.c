@@ -8,7 +8,9 @@
  * - one_gateway_per_member: no member is attached (an attached-state link
  *   at its gateway) at two gateways for longer than the transients allow:
  *   make-before-break, a closed link's FIN on its way, or a link the member
- *   abandoned that its gateway idles out (three heartbeats);
+ *   abandoned that its gateway idles out (three heartbeats); and never by
+ *   two links at one gateway (the newer supersedes the older as it is
+ *   accepted);
  * - moves_have_causes: a member attaches at another gateway only with a
  *   cause since its last attach: its gateway crashed, stopped, drained or
  *   was cut from it, a drain's or a deferred placement's REDIRECT (the
@@ -95,11 +97,22 @@ static void one_gateway_per_member(struct world *w)
 	const struct wconfig *k = &w->cfg;
 	int64_t bound = 4 * (int64_t)k->heartbeat_ms + k->handoff_timeout_ms + 2 * (int64_t)k->delay_max_ms + 1500;
 
-	for (int g = 0; g < W_GATEWAYS; g++)
-		if (w->gw[g].up)
-			for (const struct conn *c = w->gw[g].links; c; c = c->gnext)
-				if (attached_state(c->g_state))
-					at[c->member] |= 1u << g;
+	for (int g = 0; g < W_GATEWAYS; g++) {
+		if (!w->gw[g].up)
+			continue;
+		for (const struct conn *c = w->gw[g].links; c; c = c->gnext) {
+			if (!attached_state(c->g_state))
+				continue;
+			/* Within one gateway a newer link supersedes the older at
+			 * once (its ACCEPT closes it): never two, even for an event. */
+			if (at[c->member] & (1u << g)) {
+				invariant_failed(w, "one_gateway_per_member", "m-%u has two attached links at gw-%d",
+						 c->member, g);
+				return;
+			}
+			at[c->member] |= 1u << g;
+		}
+	}
 	for (uint32_t i = 0; i < k->members; i++) {
 		struct mb_node *m = &w->mb[i];
 
