@@ -314,7 +314,7 @@ static bool heal(struct world *w, uint32_t i)
 		for (int k = 0; k < W_GATEWAYS; k++) {
 			struct gw_node *t = &w->gw[k];
 
-			if (t->held_by != (int)i)
+			if (!t->exists || t->held_by != (int)i)
 				continue;
 			if (t->up) {
 				t->restart_on_exit = true; /* still draining */

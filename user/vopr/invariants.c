@@ -143,7 +143,13 @@ void inv_member_event(struct world *w, struct mb_node *m, const struct rs_mc_eve
 		trace(w, "m-%u attached at %s (via %s%s, epoch %llu)", m->idx, e->gateway, rs_mc_via_name(e->via),
 		      e->stay ? ", stay" : "", (unsigned long long)e->epoch);
 		if (m->last_gw >= 0 && gw != m->last_gw) {
+			const struct gw_node *from = &w->gw[m->last_gw];
+
 			w->res->moves++;
+			/* Its gateway drains, stopped or restarted since: a cause
+			 * even if the member attached there after it began. */
+			if (from->draining || from->stopping || !from->up || from->inc != m->last_inc)
+				mb_cause(w, m, "its gateway drains or went");
 			if (!m->cause)
 				invariant_failed(w, "moves_have_causes",
 						 "m-%u moved from gw-%d to %s (via %s) with no cause since it attached",
@@ -152,6 +158,7 @@ void inv_member_event(struct world *w, struct mb_node *m, const struct rs_mc_eve
 		if (gw >= 0 && e->via == RS_MC_VIA_SERVICE && e->stay)
 			w->gw[gw].window_stays++;
 		m->last_gw = gw;
+		m->last_inc = gw >= 0 ? w->gw[gw].inc : 0;
 		m->last_conn = w->feeding;
 		m->cause = false;
 		return;

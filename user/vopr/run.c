@@ -86,6 +86,8 @@ static void setup(struct world *w)
 	w->store.ctx.admit = mutant_admit(w->opt->mutant);
 	w->store.wall_off = WALL_BASE_MS + draw(&w->rng_plan, -200, 200);
 	w->feeding = UINT32_MAX;
+	for (uint32_t i = 0; i < W_GATEWAYS; i++)
+		w->gw[i].held_by = -1; /* no fault holds a slot, used or not */
 	for (uint32_t i = 0; i < k->slots; i++) {
 		struct gw_node *g = &w->gw[i];
 
@@ -94,7 +96,6 @@ static void setup(struct world *w)
 		snprintf(g->id, sizeof(g->id), "gw-%u", i);
 		snprintf(g->peer, sizeof(g->peer), "10.1.0.%u:7001", i + 1);
 		g->exists = i < k->gateways;
-		g->held_by = -1;
 		g->wake_at = W_NEVER;
 		g->clk.mono_off = draw(&w->rng_plan, 1000000, 900000000);
 		g->clk.wall_off = WALL_BASE_MS + draw(&w->rng_plan, -300, 300);

@@ -213,6 +213,7 @@ struct mb_node {
 	/* what the invariants remember */
 	int last_gw;          /* the gateway of its last attach, -1: none */
 	uint32_t last_conn;   /* the connection of that attach */
+	uint32_t last_inc;    /* that gateway's incarnation then */
 	bool cause;           /* a cause to move arose since that attach */
 	const char *cause_why;
 	int64_t double_since; /* counted at two gateways since (W_NEVER: not) */
