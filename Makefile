@@ -20,10 +20,12 @@ CFLAGS   := -std=c17 -Wall -Wextra -Werror $(OPT) -g -fPIC -D_GNU_SOURCE -Iinclu
 LDFLAGS  := $(SANFLAGS) -pthread
 LIBS     := -levent_openssl -levent -lsqlite3 -lssl -lcrypto -lpq
 
-# Debian packages the build and tests need.  uthash-dev: the gateway's
-# connections by member id (header only).  clang and libclang-rt-14-dev:
+# Debian packages the build and tests need.  uthash-dev (header only): the
+# gateway's connections by member id and its unauthenticated sources, the
+# agent's known supervisors.  clang and libclang-rt-14-dev:
 # libFuzzer; nftables, iproute2, curl: the test cluster; prometheus
-# (promtool) and python3-yaml: the /metrics lint and the deploy/ manifest tests.
+# (promtool, and the server the dashboard test queries) and python3-yaml: the
+# /metrics lint and the deploy/ manifest and dashboard tests.
 # BUILD_PACKAGES: what `make all` needs, and all the image's build stage
 # installs (deploy/Dockerfile takes this list).  libjansson-dev: ringsteerctl's
 # --json (and the unit tests' vector files).
@@ -123,6 +125,7 @@ $(BUILD)/libringsteer.a: $(LIB_OBJS)
 
 include mk/library.mk
 include mk/install.mk
+include mk/deploy.mk
 
 $(BUILD)/ringsteerctl: $(CTL_OBJS) $(MAPS_OBJS) $(BUILD)/libringsteer.a
 	$(CC) $(LDFLAGS) -o $@ $(CTL_OBJS) $(MAPS_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lm
@@ -274,13 +277,19 @@ PG_ACCEPT_TESTS := t_1_ t_2_ t_3_ t_4_ t_5_ t_6_ t_7_ t_18_ t_19_ t_20_ t_24_ t_
 endif
 
 # One pass of the suite in $(BUILD): unit tests (cmocka), then the CLI tests.
+# The optimised pass also checks deploy/ (tests/deploy/manifests_test.sh,
+# with the tools of mk/deploy.mk).
 # With RS_PG_DIR (a server from tests/pg/pg_server.sh) the store's unit
 # tests, the placement path's acceptance tests (t_1..t_7), the store-down and
 # multi-node tests run on PostgreSQL too, and the agent's LISTEN/NOTIFY test
 # (tests/kernel/t_agent_notify.sh) uses that server instead of starting its own.
 # A skip (exit 77) passes, except with CI=true (tests/skip_status.sh; the
 # runners count theirs the same way; tests/skip_test.sh proves all three).
-test-run: all $(TEST_BINS) $(KTEST_BINS) $(BUILD)/bench/accept_time $(BUILD)/bench/steer_exec check-vectors
+# The Grafana dashboard's test (tests/deploy/dashboard_test.sh: promtool
+# parses every panel expression, then a real Prometheus over a small
+# cluster answers each, about 10 s) runs once, beside the manifests'.
+test-run: all $(TEST_BINS) $(KTEST_BINS) $(BUILD)/bench/accept_time $(BUILD)/bench/steer_exec check-vectors \
+	$(if $(filter 1,$(SAN)),,deploy-tools)
 	@fail=0; pg_url=; [ -z "$$RS_PG_DIR" ] || pg_url="postgres:///ringsteer?host=$$RS_PG_DIR"; \
 	for t in $(TEST_BINS); do \
 	  echo "== $$t"; RS_TEST_DATA=$(TEST_DATA) RS_TEST_PG_URL=$$pg_url $$t || fail=1; \
@@ -297,6 +306,8 @@ test-run: all $(TEST_BINS) $(KTEST_BINS) $(BUILD)/bench/accept_time $(BUILD)/ben
 	tests/cli/status_test.sh $(BUILD)/ringsteerctl || fail=1; \
 	echo "== tests/cli/vopr_test.sh ($(BUILD))"; \
 	tests/cli/vopr_test.sh $(BUILD)/ringsteer-vopr $(VOPR_TEST_SEEDS) || fail=1; \
+	echo "== tests/cli/version_test.sh ($(BUILD))"; \
+	tests/cli/version_test.sh $(BUILD) || fail=1; \
 	echo "== tests/skip_test.sh"; \
 	tests/skip_test.sh || fail=1; \
 	echo "== tests/license_test.sh"; \
@@ -308,6 +319,8 @@ test-run: all $(TEST_BINS) $(KTEST_BINS) $(BUILD)/bench/accept_time $(BUILD)/ben
 	if [ "$(SAN)" != 1 ]; then \
 	  echo "== tests/deploy/manifests_test.sh ($(BUILD))"; \
 	  tests/deploy/manifests_test.sh $(BUILD) || fail=1; \
+	  echo "== tests/deploy/dashboard_test.sh ($(BUILD))"; \
+	  timeout -k 5 120 tests/deploy/dashboard_test.sh $(BUILD); tests/skip_status.sh $$? dashboard || fail=1; \
 	  echo "== tests/rust/rust_gateway_test.sh ($(BUILD))"; tests/rust/rust_gateway_test.sh $(BUILD); tests/skip_status.sh $$? rust-gateway || fail=1; \
 	fi; \
 	echo "== tests/acceptance/run.sh ($(BUILD))"; \
@@ -543,9 +556,9 @@ image-base:
 
 image: image-base
 	podman build --isolation=chroot -f deploy/Dockerfile --build-arg BASE=$(IMAGE_BASE) \
-	  --build-arg BUILD_PACKAGES="$(BUILD_PACKAGES)" --target build -t $(subst :,-build:,$(IMAGE)) .
+	  --build-arg BUILD_PACKAGES="$(BUILD_PACKAGES)" --build-arg RS_COMMIT=$(RS_COMMIT) --target build -t $(subst :,-build:,$(IMAGE)) .
 	podman build --isolation=chroot -f deploy/Dockerfile --build-arg BASE=$(IMAGE_BASE) \
-	  --build-arg BUILD_PACKAGES="$(BUILD_PACKAGES)" -t $(IMAGE) .
+	  --build-arg BUILD_PACKAGES="$(BUILD_PACKAGES)" --build-arg RS_COMMIT=$(RS_COMMIT) -t $(IMAGE) .
 	@echo "$(IMAGE): $$(podman image inspect --format '{{.Size}}' $(IMAGE) | awk '{ printf "%d MiB", $$1 / 1048576 }')"
 
 image-test: image deps all

@@ -13,7 +13,7 @@
 # is rewritten to the gateway the rule chose before kube-proxy sees it.  The story: start; restart
 # every supervisor; a token refresh; a surge-first rolling restart of every
 # gateway; a gateway SIGKILLed.  After each step it prints the per-gateway
-# chart (`ringsteerctl status`) and the gauges, and it waits for each step
+# chart (`ringsteerctl status`) and the gauges, checks that they agree, and it waits for each step
 # to settle with a deadline (it fails, saying what it waited for, rather than
 # print a chart of a half-finished step).  It ends with one line,
 #   verdict: even (max - min = D ...)   or   verdict: uneven (max - min = D ...)
@@ -112,6 +112,8 @@ show() {
 	say "-- after: $1   (at $(elapsed))"
 	ctl status --store "$RS_STORE" --ttl "$RS_TTL_MS" || fail "ringsteerctl status failed"
 	gauges
+	gauges_match_chart || fail "$1: a gateway's gauges differ from the chart"
+	say "checked:  every gateway's gauges equal its row in the chart"
 	say "redirects since the last chart: placement $((p - ${last_p:-0})), drain handoff $((d - ${last_d:-0}))$([ "$AGENT" = 1 ] && echo ' (the kernel steered the other arrivals at connect time)')"
 	last_p=$p last_d=$d
 }
@@ -122,9 +124,23 @@ step() {
 	say "== $step_no. $1"
 }
 
-settle() { # DESC: every supervisor attached, loads even
+# Each running gateway's gauges (supervisors, busiest supervisor's
+# sandboxes) equal the chart's figures for it (the store's live sessions
+# there, reservations included): the gauges are what an operator watches,
+# the chart what the store decided.
+gauges_match_chart() {
+	local n json want
+	json=$(ctl status --store "$RS_STORE" --ttl "$RS_TTL_MS" --json) || return 1
+	for n in $(running); do
+		want=$(jq -r --arg g "gw-$n" '.gateways[] | select(.id == $g) | "\(.supervisors) \(.busiest_sandboxes)"' <<<"$json")
+		[ "$want" = "$(metric "$n" ringsteer_gateway_supervisors) $(metric "$n" ringsteer_gateway_busiest_supervisor_sandboxes)" ] || return 1
+	done
+}
+
+settle() { # DESC: every supervisor attached, loads even, gauges = chart
 	await "$1: all ${#members[@]} supervisors attached" 30 all_attached "${members[@]}"
 	await "$1: loads even (max - min <= 1)" 15 even_now
+	await "$1: every gateway's gauges equal the chart" 10 gauges_match_chart
 }
 
 # --- the agent, if this kernel lets it steer -------------------------------

@@ -15,3 +15,21 @@ endif
 RS_VERSION := $(RS_VERSION_MAJOR).$(RS_VERSION_MINOR).$(RS_VERSION_PATCH)
 RS_SONAME  := libringsteer.so.$(RS_VERSION_MAJOR)
 RS_SO_FILE := libringsteer.so.$(RS_VERSION)
+
+# The commit the build comes from, for `--version` and ringsteer_build_info:
+# git's abbreviated hash ("-dirty" with uncommitted changes), or "unknown"
+# outside a checkout; `make RS_COMMIT=...` sets it (an image built from a
+# tree without .git).  Only version.o sees it; the stamp changes, and so
+# rebuilds version.o, only when the commit does.
+RS_COMMIT ?= $(shell git -C $(CURDIR) describe --always --dirty --abbrev=12 --exclude='*' 2>/dev/null || echo unknown)
+ifeq ($(strip $(RS_COMMIT)),)
+RS_COMMIT := unknown
+endif
+RS_COMMIT_STAMP := $(BUILD)/gen/commit
+$(RS_COMMIT_STAMP): FORCE
+	@mkdir -p $(@D)
+	@echo '$(RS_COMMIT)' | cmp -s - $@ || echo '$(RS_COMMIT)' > $@
+$(BUILD)/obj/user/util/version.o: $(RS_COMMIT_STAMP)
+$(BUILD)/obj/user/util/version.o: CFLAGS += -DRS_BUILD_COMMIT='"$(RS_COMMIT)"'
+.PHONY: FORCE
+FORCE:

@@ -54,6 +54,12 @@ CMP_SETTLE_MS=${CMP_SETTLE_MS:-800}
 CMP_PROXY_SVC=127.0.0.110
 CMP_NODES=${CMP_NODES:-2}         # nodes of the pod topology (ringsteer-kernel)
 CMP_CONTENDERS="service haproxy-leastconn-1 haproxy-leastconn-2 haproxy-bounded-1 haproxy-bounded-2 nginx-hash ringsteer-redirect ringsteer-kernel"
+# The HAProxy contenders' balancing, the backend's first lines
+# (cmp_haproxy_cfg; bench/compare/contenders.sh prints them in the report):
+# least connections, and consistent hashing of the source address with
+# bounded loads (no server above 125% of the mean).
+CMP_BALANCE_LEASTCONN=$'\tbalance leastconn'
+CMP_BALANCE_BOUNDED=$'\tbalance source\n\thash-type consistent\n\thash-balance-factor 125'
 
 # evenness.sh points CMP_TSV (and CMP_ROUNDS_TSV) at one contender's own files.
 emit() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"${CMP_TSV:-$CMP_OUT/evenness.tsv}"; }
@@ -168,8 +174,8 @@ cmp_up() {
 	RS_REDIRECT_ALLOW="$RS_SVC_ADDR/32"
 	case $c in
 	service) ;;
-	haproxy-leastconn-*) kind=haproxy CMP_BALANCE=$'\tbalance leastconn' ;;
-	haproxy-bounded-*) kind=haproxy CMP_BALANCE=$'\tbalance source\n\thash-type consistent\n\thash-balance-factor 125' ;;
+	haproxy-leastconn-*) kind=haproxy CMP_BALANCE=$CMP_BALANCE_LEASTCONN ;;
+	haproxy-bounded-*) kind=haproxy CMP_BALANCE=$CMP_BALANCE_BOUNDED ;;
 	nginx-hash) kind=nginx ;;
 	ringsteer-redirect) RS_GW_ARGS="" CMP_INPROTO=1 RS_REDIRECT_ALLOW="127.0.0.0/8" ;;
 	# On pods (cmp_topology): redirects name gateway pods, 198.18.0.0/15.

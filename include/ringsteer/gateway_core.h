@@ -15,8 +15,9 @@
  * are one store transaction); degraded accept while the store does not
  * answer, the claim once it does, and the deferred placement of what an
  * outage left above the cap; the drain, paced by rs_drain_next(), with
- * make-before-break handoffs; and the gauges and counters a gateway
- * exports.  Where a member goes is the store's transaction (rs_store_admit
+ * make-before-break handoffs; and the gauges, counters and latency
+ * histograms a gateway exports (the latter timed on the events' own
+ * times: the core reads no clock).  Where a member goes is the store's transaction (rs_store_admit
  * over the placement rule), asked through an RS_GW_STORE_ADMIT request. */
 #ifndef RINGSTEER_GATEWAY_CORE_H
 #define RINGSTEER_GATEWAY_CORE_H
@@ -27,6 +28,7 @@
 
 #include "ringsteer/drain.h"
 #include "ringsteer/gateway_store.h"
+#include "ringsteer/histogram.h"
 #include "ringsteer/keyring.h"
 #include "ringsteer/proto.h"
 #include "ringsteer/token.h"
@@ -271,6 +273,27 @@ RS_EXPORT const struct rs_gw_counters *rs_gw_core_counters(const struct rs_gw_co
 
 /* Fills g with the gauges as of now (walks the links for the busiest). */
 RS_EXPORT void rs_gw_core_gauges(const struct rs_gw_core *core, struct rs_gw_gauges *g);
+
+/* The durations the core measures, each between two of its events, on the
+ * times those events carried (struct rs_gw_time's mono_ms: whole
+ * milliseconds, so anything quicker reads 0). */
+enum rs_gw_histogram {
+	/* A HELLO read to the ACCEPT or placement REDIRECT sent for it
+	 * (degraded accepts included; refusals are counted in rejects only):
+	 * the store's admission transaction and the queue before it. */
+	RS_GW_HIST_ADMISSION,
+	/* A drain's REDIRECT sent to the end of the supervisor's old link: it
+	 * left once accepted at its target (make before break), or was closed
+	 * at handoff_timeout_ms, or when the drain's budget ran out.  Each
+	 * drain redirect is observed once, when its link leaves HANDOFF. */
+	RS_GW_HIST_HANDOFF,
+	RS_GW_HIST_COUNT
+};
+
+/* The histogram of which (owned by the core; valid until it is freed), or
+ * NULL for an unknown which.  Its bounds are the core's, fixed (listed,
+ * with the reasons for them, in docs/OPERATIONS.md's gateway metrics). */
+RS_EXPORT const struct rs_histogram *rs_gw_core_histogram(const struct rs_gw_core *core, enum rs_gw_histogram which);
 
 /* The reject reason's metric label ("bad_frame", ...). */
 RS_EXPORT const char *rs_gw_reject_label(enum rs_gw_reject r);

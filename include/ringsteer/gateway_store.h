@@ -56,6 +56,12 @@ enum rs_gw_store_op {
 	RS_GW_STORE_MEMBERSHIP, /* is another live gateway serving? */
 	RS_GW_STORE_DRAINING,   /* our row marked draining */
 };
+/* Ops there are (outside the enum: switches over it stay exhaustive). */
+#define RS_GW_STORE_OP_COUNT (RS_GW_STORE_DRAINING + 1)
+
+/* The op's metric label: "admit", "claim", "leave", "sandboxes",
+ * "heartbeat", "membership", "draining"; "unknown" past the list. */
+RS_EXPORT const char *rs_gw_store_op_label(enum rs_gw_store_op op);
 
 /* One request.  The core owns it from rs_gw_core's store callback until it
  * is given back to rs_gw_core_store_done(); in between the runner may read

@@ -123,8 +123,27 @@ RS_EXPORT const char *rs_store_error_kind_label(enum rs_store_error_kind kind);
  * on PostgreSQL no database or no ringsteer schema in it), -EPROTO (the
  * store's schema is newer than this code's: a newer ringsteer wrote it;
  * nothing is changed), -EIO (cannot open or create, or SQLite read_only and
- * no ringsteer schema). */
+ * no ringsteer schema).  rs_store_open_why() also says why. */
 RS_EXPORT int rs_store_open(const char *url, const struct rs_store_options *opt, struct rs_store **out);
+
+/* The longest reason rs_store_open_why() and rs_store_last_error() give,
+ * its NUL included. */
+#define RS_STORE_ERROR_MAX 512
+
+/* rs_store_open(); when it fails, why[why_size] (why may be NULL) receives
+ * the reason in the backend's own words, on one line (libpq's message's
+ * lines joined, cut to fit), e.g. libpq's 'connection to server at
+ * "127.0.0.1", port 1 failed: Connection refused ...' or SQLite's "unable
+ * to open database file (No such file or directory)", or "" when the
+ * backend gave none (a malformed URL, no memory, no ringsteer schema). */
+RS_EXPORT int rs_store_open_why(const char *url, const struct rs_store_options *opt, struct rs_store **out,
+				char *why, size_t why_size);
+
+/* Why st's most recent call that reached the database failed, in the
+ * backend's own words (as rs_store_open_why()); "" when it did not fail
+ * or the backend gave no reason.  Valid until st's next call; read it on
+ * the thread that made the call. */
+RS_EXPORT const char *rs_store_last_error(const struct rs_store *st);
 
 /* Closes st; NULL is allowed. */
 RS_EXPORT void rs_store_close(struct rs_store *st);

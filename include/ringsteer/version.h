@@ -9,7 +9,7 @@
 #include "ringsteer/export.h"
 
 #define RINGSTEER_VERSION_MAJOR 0
-#define RINGSTEER_VERSION_MINOR 24
+#define RINGSTEER_VERSION_MINOR 28
 #define RINGSTEER_VERSION_PATCH 0
 
 #define RS_VERSION_STR_(x) #x
@@ -22,9 +22,14 @@
 extern "C" {
 #endif
 
-/* Returns the version of the library actually linked ("0.24.0"), which may
+/* Returns the version of the library actually linked ("0.28.0"), which may
  * differ from the RINGSTEER_VERSION_STRING a caller was compiled against. */
 RS_EXPORT const char *rs_version(void);
+
+/* Returns the source commit the linked library was built from (git's
+ * abbreviated hash, "-dirty" when the tree had changes), or "unknown" when
+ * it was built outside a git checkout without RS_COMMIT. */
+RS_EXPORT const char *rs_build_commit(void);
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,10 @@
 # empty ones: supervisors are attached through the steered Service and
 # straight to gw-1 (so some are redirected), one garbage connection is
 # rejected, and the gauges and counters checked below are non-zero.
-# promtool printing anything, or exiting nonzero, fails the test.
+# promtool printing anything, or exiting nonzero, fails the test.  Each page
+# carries one ringsteer_build_info series with the build's version and commit.
+# The gateways' pages carry the latency histograms (admission, handoff, store
+# calls by kind), the admission one with an observation per HELLO answered.
 . "$(dirname "$0")/../cluster/lib.sh"
 
 command -v promtool >/dev/null || { echo "missing tool: promtool (Debian package prometheus; make deps)" >&2; exit 1; }
@@ -42,6 +45,17 @@ await "agent: connections of both gateways add up to 6" 5 agent_sees
 lookups=$(agent_metric ringsteer_agent_lookups_total 'result="table"')
 [ "${lookups%.*}" -ge 1 ] || fail "agent: no steered lookup counted (table=$lookups)"
 
+# The latency histograms are on the pages linted below, with observations:
+# every HELLO answered (six attached, each redirect answered twice).
+for h in admission_seconds handoff_seconds store_seconds; do
+	for n in 1 2; do
+		metric_page=$(rs_ns curl -fsS --max-time 2 "http://$(gw_addr "$n"):$RS_GW_METRICS_PORT/metrics")
+		grep -qx "# TYPE ringsteer_gateway_$h histogram" <<<"$metric_page" || fail "gw-$n: no histogram ringsteer_gateway_$h"
+	done
+done
+[ "$(total ringsteer_gateway_admission_seconds_count)" -ge 7 ] ||
+	fail "admission_seconds_count over both gateways is $(total ringsteer_gateway_admission_seconds_count), want 6 + the redirects"
+
 # check NAME URL: fetch inside the netns, lint with promtool.
 check() {
 	local name=$1 url=$2 page out rc
@@ -54,7 +68,15 @@ check() {
 		fail "$name: promtool check metrics (status $rc): $out"
 	fi
 	echo "$name: promtool check metrics clean ($(printf '%s\n' "$page" | grep -vc '^#') samples)"
+	# One build_info series, value 1, with the build's own version and commit.
+	[ "$(printf '%s\n' "$page" | grep -c '^ringsteer_build_info{')" -eq 1 ] || fail "$name: not one ringsteer_build_info series"
+	printf '%s\n' "$page" | grep -qxF "ringsteer_build_info{version=\"$version\",commit=\"$commit\"} 1" ||
+		fail "$name: ringsteer_build_info is not version=$version commit=$commit: $(printf '%s\n' "$page" | grep '^ringsteer_build_info')"
 }
+# The build's version and commit, from --version (tests/cli/version_test.sh
+# holds that to version.h and git).
+read -r version commit < <("$RS_BUILD/ringsteer-gateway" --version | sed -n 's/^ringsteer-gateway \([^ ]*\) (commit \([^)]*\))$/\1 \2/p')
+[ -n "${commit:-}" ] || fail "ringsteer-gateway --version: no version and commit"
 check gw-1 "http://$(gw_addr 1):$RS_GW_METRICS_PORT/metrics"
 check gw-2 "http://$(gw_addr 2):$RS_GW_METRICS_PORT/metrics"
 check agent "http://$RS_AGENT_METRICS/metrics"

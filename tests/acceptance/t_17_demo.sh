@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The demo (`make demo`, demo/demo.sh) end to end, shortened to 6
 # supervisors, with the node agent and without it (AGENT=0): every step
-# settles, each prints its chart, the verdict line says even, and the demo
+# settles, each prints its chart and finds every gateway's gauges equal to
+# it, the verdict line says even, and the demo
 # leaves nothing behind (namespace, temp dir, BPF pins).  With the agent,
 # connect-time steering took every Service connect (kube-proxy's DNAT none).
 set -u
@@ -30,6 +31,7 @@ for agent in 1 0; do
 	check "AGENT=$agent: exit status 0" [ "$rc" -eq 0 ]
 	check "AGENT=$agent: five steps" [ "$(grep -c '^== [1-5]\. ' "$out")" -eq 5 ]
 	check "AGENT=$agent: a chart after each step" [ "$(grep -c 'verdict=' "$out")" -ge 5 ]
+	check "AGENT=$agent: gauges equal the chart after each step" [ "$(grep -c '^checked: .*gauges equal' "$out")" -eq 5 ]
 	check "AGENT=$agent: last line is an even verdict" \
 		grep -qE '^verdict: even \(max - min = [01] over 2 gateways, 6 supervisors' <(tail -n 1 "$out")
 	check "AGENT=$agent: a token refresh moved nobody" grep -q '^moved: 0 ' "$out"

@@ -5,7 +5,9 @@
 # table, --json (parsed with jq), --all against live rows, --gateway, JSON
 # escaping of odd ids, drain turning a row draining (and unknown ids),
 # bad arguments (exit 2, one line on stderr) and unreachable stores
-# (exit 1, naming the URL).  ringsteerctl never creates a store (the
+# (exit 1, naming the URL and saying why in the backend's words: libpq's
+# for a PostgreSQL server that refuses the connection, SQLite's for a
+# file in a directory that does not exist).  ringsteerctl never creates a store (the
 # gateways do): this test makes its schema with sqlite3.
 # usage: store_test.sh PATH/TO/ringsteerctl
 set -u
@@ -30,7 +32,7 @@ done
 : >"$db"
 err=$("$ctl" gateways --store "$url" 2>&1 >/dev/null)
 expect_eq "empty file rc" 1 $?
-case "$err" in *"$url"*"not a ringsteer store"*) ok ;; *) bad "empty file message [$err]" ;; esac
+case "$err" in *"$url: no such table: schema_version") ok ;; *) bad "empty file message [$err]" ;; esac
 expect_eq "empty file left empty" 0 "$(stat -c %s "$db")"
 rm -f "$db"
 
@@ -238,6 +240,27 @@ elif command -v setpriv >/dev/null; then
 	if [ "$rc" -eq 1 ] && [[ "$err" == *"sqlite:$dir/locked/x.db"* ]]; then ok; else bad "locked dir -> rc=$rc [$err]"; fi
 fi
 [ -e "$dir/missing" ] && bad "the store's directory was created for the caller"
+
+# The backend's own reason, on the one line.  SQLite: the file's directory
+# does not exist (reading: no store there; init: cannot create it).
+expect_store_error "no store at sqlite:$dir/missing/ringsteer.db: unable to open database file (No such file or directory)" \
+	gateways --store "sqlite:$dir/missing/ringsteer.db"
+expect_store_error "cannot open store sqlite:$dir/missing/ringsteer.db: unable to open database file (No such file or directory)" \
+	init --store "sqlite:$dir/missing/ringsteer.db"
+# PostgreSQL: nothing listens on port 1, libpq's message (its two lines
+# joined) instead of "Input/output error".
+pg_down='postgres://127.0.0.1:1/x?connect_timeout=2'
+pg_refused='connection to server at "127.0.0.1", port 1 failed: Connection refused; Is the server running on that host and accepting TCP/IP connections?'
+for cmd in gateways sessions status ring "place m1" "drain gw-a" init; do
+	# shellcheck disable=SC2086 # $cmd is words to split
+	expect_store_error "cannot open store $pg_down: $pg_refused" $cmd --store "$pg_down"
+done
+# A URL libpq refuses to parse: a usage error with libpq's reason.
+err=$("$ctl" gateways --store 'postgres://h/db?no_such_option=1' 2>&1 >/dev/null)
+expect_eq "pg bad URL rc" 2 $?
+expect_eq "pg bad URL message" \
+	"ringsteerctl gateways: --store: 'postgres://h/db?no_such_option=1' is not a store URL: invalid URI query parameter: \"no_such_option\"" \
+	"$err"
 
 # --help succeeds.
 expect_help gateways

@@ -603,8 +603,11 @@ sup_blip() {
 
 # --- queries ---------------------------------------------------------------------
 
+# Every session row, JSON.  "live" is judged with the gateways' own --ttl:
+# with ringsteerctl's default (15 s) a SIGKILLed gateway's sessions would
+# count as live for 15 s after its row died under the harness's 1 s.
+rs_sessions_json() { ctl sessions --store "$RS_STORE" --ttl "$RS_TTL_MS" --all --json; }
 # The newest live active session of each member, as JSON lines.
-rs_sessions_json() { ctl sessions --store "$RS_STORE" --all --json; }
 rs_current() {
 	rs_sessions_json | jq -c '[.[] | select(.state == "active" and .live)]
 		| group_by(.member_id) | map(max_by(.epoch)) | .[]'

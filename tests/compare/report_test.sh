@@ -4,7 +4,8 @@
 # (tests/compare/fixture: made-up figures for every contender, two passes of
 # 40 and 400 supervisors): it writes the report and a chart per pass; with
 # any one figure taken out of any of the three TSVs (the first, a middle and
-# the last line of each) it fails and names it.
+# the last line of each) it fails and names it.  The report says how every
+# contender is configured (bench/compare/contenders.sh).
 # This is the check `make compare-quick` relies on.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,6 +26,12 @@ if CMP_DOCS="$tmp/docs" "$report" "$tmp/in" >"$tmp/out" 2>&1; then
 		while read -r v; do grep -qF "| $v |" "$tmp/docs/COMPARISON.md" || echo "$v"; done | wc -l)
 	[ "$n" = 0 ] || bad "$n fixture values are not in the tables"
 	grep -q '^## Reading' "$tmp/docs/COMPARISON.md" || bad "no reading section"
+	# the contenders as configured: the balancing lines, as the proxies get them
+	grep -q '^## The contenders, as configured' "$tmp/docs/COMPARISON.md" || bad "no contenders section"
+	for line in $'\tbalance source' $'\thash-type consistent' $'\thash-balance-factor 125' \
+		$'\t\thash $remote_addr consistent;' $'\t\tnumgen random mod 4 vmap { 0 : goto ep_1, 1 : goto ep_2, 2 : goto ep_3, 3 : goto ep_4 }'; do
+		grep -qxF -- "$line" "$tmp/docs/COMPARISON.md" || bad "the contenders section lacks [$line]"
+	done
 else
 	bad "the fixture's report failed: $(cat "$tmp/out")"
 fi

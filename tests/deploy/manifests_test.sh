@@ -1,46 +1,38 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/deploy/manifests_test.sh - the deploy/ manifests parse and carry what
-# the gateway's drain and the agent need, and the Prometheus files pass
-# promtool.
+# tests/deploy/manifests_test.sh - deploy/ renders with kubectl 1.20's
+# kustomize, every rendered object passes its schema with unknown fields
+# refused, each overlay carries what ringsteer needs, the Prometheus files
+# pass promtool, and each of these checks fails on a manifest that breaks
+# what it guards.
 #
 # usage: tests/deploy/manifests_test.sh BUILD_DIR
-# (RS_DEPLOY_DIR and RS_OPERATIONS_MD replace deploy/ and docs/OPERATIONS.md.)
+# (RS_DEPLOY_DIR and RS_OPERATIONS_MD replace deploy/ and docs/OPERATIONS.md;
+# RS_KUBECTL and RS_SCHEMA_MODULES the tools `make deploy-tools` puts under
+# BUILD_DIR/deploy-tools.)
 #
-# Every YAML file under deploy/ is parsed (/usr/bin/python3 with python3-yaml,
-# to JSON) and checked with jq against the binaries of BUILD_DIR: the
-# containers' args name only flags that `ringsteer-gateway --help`,
-# `ringsteer-agent --help` and `ringsteer-supervisor --help` list (a typo
-# fails), with a value where the flag takes one, the required ones present;
-# the rolling update is maxSurge 1 / maxUnavailable 0;
-# terminationGracePeriodSeconds * 1000 > preStop sleep + --drain-budget;
-# readiness on /readyz and liveness on /healthz at the --metrics port; the
-# Services' ports match --listen and --peer, the peer Service is headless; the
-# agent is privileged on the node's network with bpffs and /run/ringsteer from
-# the host at the paths its flags use; every path a flag names is on a volume.
-# The agent is on by default: its file is in kustomization.yaml's resources,
-# without --no-connect, with hostPID, the node's cgroup2 (hostPath
-# /sys/fs/cgroup at /sys/fs/cgroup; --cgroup, if given, on it), bpffs at
-# /sys/fs/bpf, --member-socket on the hostPath directory /run/ringsteer, and a
-# --service that is the client Service's DNS name (NAME.NAMESPACE.svc, with
-# dnsPolicy ClusterFirstWithHostNet so that the hostNetwork pod can resolve
-# it), or its ClusterIP (its $(NAME_SERVICE_HOST) or a fixed clusterIP), at
-# the --listen port.  Supervisors: every
-# ringsteer-supervisor container in deploy/ and the example pod in
-# docs/OPERATIONS.md (between <!-- supervisor-example --> markers; at least
-# one must exist) use only flags of `ringsteer-supervisor --help`, pass
-# --agent = the agent's --member-socket, and mount the agent's socket
-# directory (the directory, not the socket file) from the same hostPath.  TLS:
-# the gateway has --tls-cert and --tls-key, or --insecure, not both; each file
-# a --tls-* flag (or any arg under /etc/ringsteer/tls/) names is written by
-# the volume mounted over it; the certificate comes from a cert-manager
-# csi-driver volume (readOnly) whose dns-names include the gateway id
-# ${POD_NAME} and the client Service's name, whose key usages fit a TLS
-# server, whose Issuer is in deploy/ and kustomization.yaml, and whose renewal
-# point lies above the RingsteerTLSCertExpiringSoon threshold.  Then promtool
-# check config (scrape.yaml wrapped into a whole config), check rules and test
-# rules. Prints one line per failure and `deploy: N passed` (or `deploy: N
-# passed, N failed`); exits 1 on any failure, 2 on bad usage or missing tools.
+# 1. Render: `kubectl kustomize` (v1.20: kustomize v2.0, Debian 12's
+#    kubernetes-client) of deploy/overlays/single-node,
+#    deploy/overlays/production and deploy/monitoring; the overlays name
+#    deploy/base under bases: and use nothing v2.0 lacks (components,
+#    patches:).
+# 2. Schemas: every rendered object against kubernetes-models,
+#    @kubernetes-models/prometheus-operator and @kubernetes-models/cert-manager,
+#    unknown fields refused (tests/deploy/schema/validate.js).
+# 3. Each overlay: tests/deploy/overlay_check.sh (its header lists what).
+# 4. Prometheus: promtool check config (scrape.yaml wrapped), check rules,
+#    test rules (alerts_test.yaml); the alerts name only metrics the
+#    binaries export, no job, and a runbook_url that is a section of
+#    docs/OPERATIONS.md; deploy/monitoring/prometheus-rule.yaml is what
+#    deploy/monitoring/prometheus-rule.sh makes of alerts.yaml.
+# 5. Negative cases: broken copies of the rendered overlays (production
+#    without its PodDisruptionBudget, a password in the arguments, a pod
+#    mounting its service-account token, ...), of the objects (misspelled
+#    fields) and of the alerts (a job, no runbook) must fail, each with the
+#    failure that names the fault.
+#
+# Prints one line per failure and `deploy: N passed` (or `deploy: N passed,
+# N failed`); exits 1 on any failure, 2 on bad usage or missing tools.
 # shellcheck disable=SC2016  # jq programs and $(VAR) references are meant literally
 set -u
 if [ $# -ne 1 ] || [ ! -d "$1" ]; then
@@ -48,19 +40,22 @@ if [ $# -ne 1 ] || [ ! -d "$1" ]; then
 	exit 2
 fi
 BUILD=$(cd "$1" && pwd)
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
 DEPLOY=${RS_DEPLOY_DIR:-$ROOT/deploy}
+OPS=${RS_OPERATIONS_MD:-$ROOT/docs/OPERATIONS.md}
+KUBECTL=${RS_KUBECTL:-$BUILD/deploy-tools/kubernetes-client/usr/bin/kubectl}
+SCHEMA_MODULES=${RS_SCHEMA_MODULES:-$BUILD/deploy-tools/schema}
 PY=/usr/bin/python3
-for t in jq promtool; do
-	command -v "$t" >/dev/null || { echo "missing tool: $t (make deps)" >&2; exit 2; }
+for t in jq promtool node; do
+	command -v "$t" >/dev/null || { echo "missing tool: $t (make deps deploy-tools)" >&2; exit 2; }
 done
 "$PY" -c 'import yaml' 2>/dev/null || { echo "missing: python3-yaml (make deps)" >&2; exit 2; }
-for b in ringsteer-gateway ringsteer-agent ringsteer-supervisor; do
-	[ -x "$BUILD/$b" ] || { echo "missing binary: $BUILD/$b" >&2; exit 2; }
-done
+[ -x "$KUBECTL" ] || { echo "missing: $KUBECTL (make deploy-tools)" >&2; exit 2; }
+[ -d "$SCHEMA_MODULES/node_modules/kubernetes-models" ] || { echo "missing: $SCHEMA_MODULES/node_modules (make deploy-tools)" >&2; exit 2; }
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/rs-deploy.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+trap '[ -n "${RS_KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
 pass=0 failed=0
 ok() { pass=$((pass + 1)); }
 bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
@@ -70,525 +65,71 @@ check() {
 	shift
 	if out=$("$@" 2>&1); then ok; else bad "$desc${out:+: $out}"; fi
 }
+# yaml_to_json YAML OUT / json_to_yaml JSON OUT: a YAML stream <-> a JSON array.
+yaml_to_json() { "$PY" -c 'import json, sys, yaml; json.dump([d for d in yaml.safe_load_all(open(sys.argv[1])) if d is not None], open(sys.argv[2], "w"))' "$1" "$2"; }
+json_to_yaml() { "$PY" -c 'import json, sys, yaml; yaml.safe_dump_all(json.load(open(sys.argv[1])), open(sys.argv[2], "w"), sort_keys=False)' "$1" "$2"; }
 
-# --- parse -------------------------------------------------------------------
-# $TMP/docs.json: [{file, doc}] for every document of every YAML file.
-mapfile -t files < <(cd "$DEPLOY" && find . -name '*.yaml' -o -name '*.yml' | sed 's|^\./||' | sort)
-[ ${#files[@]} -gt 0 ] || { bad "no YAML files in $DEPLOY"; echo "deploy: $pass passed, $failed failed"; exit 1; }
-# to_json FILE OUT: FILE's documents as [{file, doc}] into OUT.
-to_json() {
-	"$PY" -c '
-import json, sys, yaml
-with open(sys.argv[1]) as f:
-    docs = [d for d in yaml.safe_load_all(f) if d is not None]
-with open(sys.argv[3], "w") as out:
-    json.dump([{"file": sys.argv[2], "doc": d} for d in docs], out)' "$DEPLOY/$1" "$1" "$2" 2>&1 | tail -n 1
-	return "${PIPESTATUS[0]}"
+# --- 1. render ------------------------------------------------------------------------
+check "kubectl is 1.20 (kustomize v2.0, Debian 12's kubernetes-client): $KUBECTL" \
+	sh -c '"$1" version --client 2>&1 | grep -q "GitVersion:\"v1\.20\."' sh "$KUBECTL"
+TARGETS="overlays/single-node overlays/production monitoring"
+# render DIR NAME: $TMP/NAME.yaml and .json, the objects of deploy/DIR.
+render() {
+	"$KUBECTL" kustomize "$DEPLOY/$1" >"$TMP/$2.yaml" && yaml_to_json "$TMP/$2.yaml" "$TMP/$2.json" &&
+		jq -e 'length > 0' "$TMP/$2.json" >/dev/null
 }
-for f in "${files[@]}"; do
-	out="$TMP/$(echo "$f" | tr / _).json"
-	check "$f parses as YAML" to_json "$f" "$out" || echo '[]' >"$out"
+for t in $TARGETS; do
+	check "kubectl kustomize deploy/$t renders objects" render "$t" "${t##*/}"
+	[ -s "$TMP/${t##*/}.json" ] || echo '[]' >"$TMP/${t##*/}.json"
 done
-jq -s 'add' "$TMP"/*.json >"$TMP/docs.json"
-# Kubernetes objects: documents with apiVersion and kind, outside prometheus/.
-jq '[.[] | select(.file | startswith("prometheus/") | not) | select(.doc | type == "object" and has("apiVersion") and has("kind")) | .doc]' \
-	"$TMP/docs.json" >"$TMP/k8s.json"
-q() { jq -r "$@" "$TMP/k8s.json"; }
-
-check "every Kubernetes object has metadata.name" \
-	jq -e 'all(.[] | select(.kind != "Kustomization"); (.metadata.name // "") != "")' "$TMP/k8s.json"
-# kustomization.yaml: every listed resource exists.
-if [ -f "$DEPLOY/kustomization.yaml" ]; then
-	while read -r r; do
-		check "kustomization.yaml lists $r, which exists" test -f "$DEPLOY/$r"
-	done < <(jq -r '.[] | select(.file == "kustomization.yaml") | .doc.resources[]?' "$TMP/docs.json")
-fi
-
-# --- flags the binaries accept ---------------------------------------------------
-# $TMP/BIN.flags: "FLAG 1" (takes a value) or "FLAG 0", from --help: a flag
-# line is "  --flag METAVAR  text" (one space before a metavar) or "  --flag  text".
-# $TMP/BIN.required: the flags of the usage line before "[".
-help_flags() {
-	local bin=$1
-	"$BUILD/$bin" --help >"$TMP/$bin.help" 2>&1 || { bad "$bin --help failed"; return; }
-	sed -nE 's/^ +(--[a-z][a-z-]*)( [^ ]+)?  .*/\1 \2/p; s/^ +(--[a-z][a-z-]*) ([^ ]+)$/\1 \2/p' "$TMP/$bin.help" |
-		awk '{ print $1, (NF > 1 ? 1 : 0) }' | sort -u >"$TMP/$bin.flags"
-	sed -n '1s/^usage: [^ ]* //p' "$TMP/$bin.help" | sed 's/\[.*//' | tr ' ' '\n' | grep '^--' | sort -u >"$TMP/$bin.required"
-	[ -s "$TMP/$bin.flags" ] || bad "$bin --help lists no flags"
-}
-help_flags ringsteer-gateway
-help_flags ringsteer-agent
-help_flags ringsteer-supervisor
-check "gateway --help lists --drain-budget (the parse of --help works)" grep -q '^--drain-budget 1$' "$TMP/ringsteer-gateway.flags"
-check "agent --help lists --replace without a value" grep -q '^--replace 0$' "$TMP/ringsteer-agent.flags"
-check "supervisor --help lists --agent with a value" grep -q '^--agent 1$' "$TMP/ringsteer-supervisor.flags"
-
-# The container (kind, index in the pod spec) running BIN: the one whose
-# command or first arg ends in /BIN or is BIN.
-# container_json KIND BIN -> {obj, c} or null
-container_json() {
-	q --arg k "$1" --arg b "$2" -c 'first(.[] | select(.kind == $k) as $o | $o.spec.template.spec.containers[]? |
-		select(((.command // []) + (.args // []))[0] // "" | test("(^|/)" + $b + "$")) | {obj: $o, c: .}) // null'
-}
-GW=$(container_json Deployment ringsteer-gateway)
-AG=$(container_json DaemonSet ringsteer-agent)
-check "a Deployment runs ringsteer-gateway" test "$GW" != null
-check "a DaemonSet runs ringsteer-agent" test "$AG" != null
-[ "$GW" != null ] || GW='{"obj":{},"c":{}}'
-[ "$AG" != null ] || AG='{"obj":{},"c":{}}'
-gw() { jq -r "$@" <<<"$GW"; }
-ag() { jq -r "$@" <<<"$AG"; }
-
-# parse_args JSON BIN NAME: checks the flags of the container's argv
-# (command then args, the binary itself dropped); fills the associative
-# array named NAME (flag -> value; repeated flags joined with spaces).
-parse_args() {
-	local json=$1 bin=$2
-	local -n out=$3
-	local argv=() i a flag val takes
-	mapfile -t argv < <(jq -r '((.c.command // []) + (.c.args // []))[]' <<<"$json")
-	[ ${#argv[@]} -gt 0 ] && [[ ${argv[0]} == *"$bin" ]] && argv=("${argv[@]:1}")
-	for ((i = 0; i < ${#argv[@]}; i++)); do
-		a=${argv[$i]}
-		if [[ $a != --* ]]; then
-			bad "$bin: stray argument '$a' (not a flag, not a flag's value)"
-			continue
-		fi
-		flag=${a%%=*}
-		takes=$(awk -v f="$flag" '$1 == f { print $2 }' "$TMP/$bin.flags")
-		if [ -z "$takes" ]; then
-			bad "$bin: unknown flag $flag (not in $bin --help)"
-			continue
-		fi
-		ok
-		if [ "$takes" = 1 ]; then
-			if [[ $a == *=* ]]; then
-				val=${a#*=}
-			elif [ $((i + 1)) -lt ${#argv[@]} ]; then
-				i=$((i + 1))
-				val=${argv[$i]}
-			else
-				bad "$bin: $flag needs a value"
-				continue
-			fi
-			out[$flag]="${out[$flag]:+${out[$flag]} }$val"
-		else
-			[[ $a == *=* ]] && bad "$bin: $flag takes no value"
-			out[$flag]=1
-		fi
-	done
-	local r
-	while read -r r; do
-		if [ -n "${out[$r]:-}" ]; then ok; else bad "$bin: required flag $r missing"; fi
-	done <"$TMP/$bin.required"
-}
-declare -A G=() A=()
-parse_args "$GW" ringsteer-gateway G
-parse_args "$AG" ringsteer-agent A
-
-# $(VAR) references resolve: to the container's env, or to a Service's
-# NAME_SERVICE_HOST/_PORT (set by Kubernetes for Services of the namespace).
-svc_vars=$(q '.[] | select(.kind == "Service") | .metadata.name | ascii_upcase | gsub("-"; "_") | (. + "_SERVICE_HOST"), (. + "_SERVICE_PORT")')
-check_vars() {
-	local json=$1 who=$2 v env
-	env=$(jq -r '.c.env[]?.name' <<<"$json")
-	for v in $(jq -r '((.c.command // []) + (.c.args // []))[]' <<<"$json" | grep -o '\$([A-Za-z_][A-Za-z0-9_]*)' | tr -d '$()' | sort -u); do
-		if grep -qx "$v" <<<"$env$(printf '\n%s' "$svc_vars")"; then ok; else bad "$who: \$($v) is neither in env nor a Service variable"; fi
-	done
-}
-check_vars "$GW" gateway
-check_vars "$AG" agent
-# Sample values for the references, to check endpoints.
-subst() { sed -e 's/\$(POD_IP)/10.244.0.7/g; s/\$(HOST_IP)/192.0.2.10/g; s/\$([A-Z_]*_SERVICE_HOST)/10.96.0.10/g; s/\$(POD_NAME)/ringsteer-gateway-5d8f7c9b4-x2x9z/g'; }
-endpoint_ok() { [[ $(subst <<<"$1") =~ ^([0-9]{1,3}(\.[0-9]{1,3}){3}|\[[0-9a-fA-F:.]+\]):[0-9]{1,5}$ ]]; }
-# NAME:PORT, what --service also takes: a DNS name (not all digits and dots).
-name_endpoint_ok() { [[ $1 =~ ^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?:[0-9]{1,5}$ ]] && ! [[ $1 =~ ^[0-9.]+: ]]; }
-service_endpoint_ok() { endpoint_ok "$1" || name_endpoint_ok "$1"; }
-port_of() { echo "${1##*:}"; }
-for f in --listen --peer --advertise-peer --metrics; do
-	if [ -n "${G[$f]:-}" ]; then
-		check "gateway $f '${G[$f]}' is a numeric ADDR:PORT" endpoint_ok "${G[$f]}"
-	fi
+# What kustomize v2.0 reads: the base under bases:, no components, no
+# patches: (patchesStrategicMerge and patchesJson6902 instead).
+for k in "$DEPLOY"/base/kustomization.yaml "$DEPLOY"/monitoring/kustomization.yaml "$DEPLOY"/overlays/*/kustomization.yaml; do
+	rel=${k#"$DEPLOY"/}
+	check "$rel: no components, no patches: (kustomize v2.0 knows neither)" \
+		"$PY" -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); sys.exit(1 if {"components", "patches"} & set(d) else 0)' "$k"
+	case $rel in overlays/*)
+		check "$rel names ../../base under bases:" \
+			"$PY" -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); sys.exit(0 if "../../base" in (d.get("bases") or []) and "../../base" not in (d.get("resources") or []) else 1)' "$k"
+		;;
+	esac
 done
-for e in ${A[--metrics]:-}; do
-	check "agent endpoint '$e' is a numeric ADDR:PORT" endpoint_ok "$e"
-done
-for e in ${A[--service]:-}; do
-	check "agent --service '$e' is NAME:PORT or a numeric ADDR:PORT" service_endpoint_ok "$e"
-done
-for f in --heartbeat --ttl --drain-budget --drain-pace --drain-wait --handoff-timeout --hello-timeout --reservation; do
-	[ -n "${G[$f]:-}" ] && check "gateway $f '${G[$f]}' is a positive integer" test "$(grep -cE '^[1-9][0-9]*$' <<<"${G[$f]}")" = 1
-done
-check "gateway --id comes from the pod name" test "${G[--id]:-}" = '$(POD_NAME)'
-check "gateway env POD_NAME is metadata.name (downward API)" \
-	test "$(gw '.c.env[]? | select(.name == "POD_NAME") | .valueFrom.fieldRef.fieldPath')" = metadata.name
-check "gateway --advertise-peer is the pod IP" grep -q '^\$(POD_IP):' <<<"${G[--advertise-peer]:-}"
-check "gateway --advertise-peer port = --peer port" test "$(port_of "${G[--advertise-peer]:-x:1}")" = "$(port_of "${G[--peer]:-x:2}")"
 
-# --- drain: rolling update, grace period, preStop -------------------------------
-check "Deployment strategy RollingUpdate maxSurge 1, maxUnavailable 0" \
-	jq -e '.obj.spec.strategy | .type == "RollingUpdate" and (.rollingUpdate.maxSurge | tostring) == "1" and (.rollingUpdate.maxUnavailable | tostring) == "0"' <<<"$GW"
-check "gateway --drain-budget is explicit" test -n "${G[--drain-budget]:-}"
-check "gateway preStop hook present" jq -e '.c.lifecycle.preStop != null' <<<"$GW"
-# preStop seconds: "sleep N" in an exec hook, or a sleep action.
-prestop_s=$(gw '.c.lifecycle.preStop | if .sleep then (.sleep.seconds | tostring)
-	elif .exec then (.exec.command | join(" ") | [scan("sleep +([0-9]+)")] | map(.[0] | tonumber) | add // 0 | tostring)
-	else "0" end')
-check "gateway preStop sleeps (gives the endpoints time to drop the pod)" test "${prestop_s:-0}" -gt 0
-grace=$(gw '.obj.spec.template.spec.terminationGracePeriodSeconds // 30')
-budget=${G[--drain-budget]:-25000}
-check "terminationGracePeriodSeconds ($grace s) > preStop (${prestop_s:-0} s) + --drain-budget ($budget ms)" \
-	test $((grace * 1000)) -gt $((${prestop_s:-0} * 1000 + budget))
-
-# --- probes at the metrics port ---------------------------------------------------
-# resolve_port JSON PORT: a container port by number or by name.
-resolve_port() { jq -r --arg p "$2" '.c.ports[]? | select((.name // "") == $p or (.containerPort | tostring) == $p) | .containerPort' <<<"$1" | head -n 1; }
-mport=$(port_of "${G[--metrics]:-x:0}")
-check "gateway readinessProbe is httpGet /readyz" test "$(gw '.c.readinessProbe.httpGet.path // ""')" = /readyz
-check "gateway readinessProbe port is the --metrics port ($mport)" \
-	test "$(resolve_port "$GW" "$(gw '.c.readinessProbe.httpGet.port // ""')")" = "$mport"
-check "gateway livenessProbe is httpGet /healthz at the --metrics port" \
-	test "$(gw '.c.livenessProbe.httpGet.path // ""') $(resolve_port "$GW" "$(gw '.c.livenessProbe.httpGet.port // ""')")" = "/healthz $mport"
-check "gateway has a container port named metrics = --metrics port (scrape.yaml keeps it)" \
-	test "$(resolve_port "$GW" metrics)" = "$mport"
-check "agent has a container port named metrics = --metrics port" \
-	test "$(resolve_port "$AG" metrics)" = "$(port_of "${A[--metrics]:-x:0}")"
-check "agent liveness at /healthz on the metrics port" \
-	test "$(ag '.c.livenessProbe.httpGet.path // ""') $(resolve_port "$AG" "$(ag '.c.livenessProbe.httpGet.port // ""')")" = "/healthz $(port_of "${A[--metrics]:-x:0}")"
-
-# --- Services -----------------------------------------------------------------------
-# Services selecting the gateway pods (selector a subset of the pod labels).
-pod_labels=$(gw -c '.obj.spec.template.metadata.labels // {}')
-check "Deployment selector matches its pod labels" \
-	jq -e --argjson l "$pod_labels" '(.obj.spec.selector.matchLabels // {}) as $s | $s != {} and ($s | to_entries | all(.value == $l[.key]))' <<<"$GW"
-check "DaemonSet selector matches its pod labels" \
-	jq -e '(.obj.spec.selector.matchLabels // {}) as $s | .obj.spec.template.metadata.labels as $l | $s != {} and ($s | to_entries | all(.value == $l[.key]))' <<<"$AG"
-q --argjson l "$pod_labels" -c '[.[] | select(.kind == "Service" and .spec.selector != null and (.spec.selector | to_entries | all(.value == $l[.key])))]' >"$TMP/gwsvc.json"
-lport=$(port_of "${G[--listen]:-x:0}")
-pport=$(port_of "${G[--peer]:-x:0}")
-# svc_port_to SVCJSON PORT: the service port whose targetPort resolves to PORT.
-target_is() { # SERVICE_PORT_JSON -> resolved target port
-	local tp
-	tp=$(jq -r '.targetPort // .port | tostring' <<<"$1")
-	resolve_port "$GW" "$tp"
-}
-client_ok=0 peer_ok=0 client_svc=
-while read -r s; do
-	name=$(jq -r .metadata.name <<<"$s")
-	headless=$(jq -r '.spec.clusterIP == "None"' <<<"$s")
-	while read -r p; do
-		t=$(target_is "$p")
-		port=$(jq -r .port <<<"$p")
-		if [ "$headless" = false ] && [ "$t" = "$lport" ] && [ "$port" = "$lport" ] &&
-			jq -e '(.spec.type // "ClusterIP") == "ClusterIP"' <<<"$s" >/dev/null; then client_ok=1 client_svc=$name; fi
-		if [ "$headless" = true ] && [ "$t" = "$pport" ] && [ "$port" = "$pport" ]; then peer_ok=1; fi
-	done < <(jq -c '.spec.ports[]?' <<<"$s")
-	ok
-	: "$name"
-done < <(jq -c '.[]' "$TMP/gwsvc.json")
-check "a ClusterIP Service selects the gateways with port $lport -> the --listen port" test "$client_ok" = 1
-check "a headless Service (clusterIP None) selects the gateways with port $pport -> the --peer port" test "$peer_ok" = 1
-
-# --- volumes: every path a flag names is on a volume ---------------------------------
-# mount_of JSON PATH: the volume of the mount holding the file PATH (strictly
-# below the mountPath; the longest such mountPath).  on_volume JSON PATH KIND:
-# that volume exists and its source is KIND (hostPath, secret, ...) or KIND is "any".
-mount_of() {
-	jq -r --arg p "$2" '. as $x | [.c.volumeMounts[]? | select(.mountPath as $m | $p | startswith(($m | rtrimstr("/")) + "/"))] |
-		max_by(.mountPath | length) // empty | .name as $n | $x.obj.spec.template.spec.volumes[]? | select(.name == $n)' <<<"$1"
-}
-on_volume() {
-	local v
-	v=$(mount_of "$1" "$2")
-	[ -n "$v" ] || { echo "no volumeMount holds $2"; return 1; }
-	[ "$3" = any ] || jq -e --arg k "$3" 'has($k)' <<<"$v" >/dev/null || { echo "$2 is on $(jq -c . <<<"$v"), not a $3 volume"; return 1; }
-}
-host_path_of() { mount_of "$1" "$2" | jq -r '.hostPath.path // empty'; }
-check "gateway --secret ${G[--secret]:-} is on a Secret volume" on_volume "$GW" "${G[--secret]:-/nonexistent}" secret
-gw_store=${G[--store]:-}
-check "gateway --store is sqlite:PATH (the only store today)" grep -q '^sqlite:/' <<<"$gw_store"
-check "gateway store ${gw_store#sqlite:} is on a hostPath volume" on_volume "$GW" "${gw_store#sqlite:}" hostPath
-if [ -n "${G[--agent]:-}" ]; then
-	check "gateway --agent ${G[--agent]} is on the hostPath /run/ringsteer" test "$(host_path_of "$GW" "${G[--agent]}")" = /run/ringsteer
-fi
-check "gateway pods are held to the store's node (nodeSelector or affinity; SQLite on a hostPath)" \
-	jq -e '.obj.spec.template.spec | (.nodeSelector // {}) != {} or .affinity != null' <<<"$GW"
-check "agent follows the same store as the gateways" test "${A[--store]:-}" = "$gw_store"
-check "agent's store is on the same hostPath" test "$(host_path_of "$AG" "${A[--store]#sqlite:}")" = "$(host_path_of "$GW" "${gw_store#sqlite:}")"
-check "agent --ttl = gateway --ttl (docs/KERNEL.md: must match)" test "${A[--ttl]:-15000}" = "${G[--ttl]:-15000}"
-
-# --- TLS: the gateway's certificate, where it comes from, what it names --------------
-# TLS (--tls-cert and --tls-key) or plaintext (--insecure): exactly one, as
-# the gateway itself insists (and no --tls-ca with --insecure).
-gw_ns=$(gw '.obj.metadata.namespace // "default"')
-tls_cert=${G[--tls-cert]:-} tls_key=${G[--tls-key]:-} tls_ca=${G[--tls-ca]:-} insecure=${G[--insecure]:-}
-tls_mode() {
-	if [ -n "$insecure" ]; then
-		[ -z "$tls_cert$tls_key$tls_ca" ] || { echo "--insecure together with --tls-* flags (the gateway refuses to start)"; return 1; }
-	elif [ -z "$tls_cert" ] || [ -z "$tls_key" ]; then
-		echo "--tls-cert '$tls_cert' --tls-key '$tls_key': both are needed, or --insecure"
-		return 1
-	fi
-}
-check "gateway serves TLS (--tls-cert and --tls-key) or plaintext (--insecure), exactly one" tls_mode
-# mount_vol JSON PATH: {m: the mount holding PATH (as mount_of), v: its volume or null}.
-mount_vol() {
-	jq -c --arg p "$2" '. as $x | [.c.volumeMounts[]? | select(.mountPath as $m | $p | startswith(($m | rtrimstr("/")) + "/"))] |
-		max_by(.mountPath | length) // empty | . as $m | {m: $m, v: ([$x.obj.spec.template.spec.volumes[]? | select(.name == $m.name)] | .[0])}' <<<"$1"
-}
-# provides JSON PATH: a volume is mounted over PATH and writes that file: a
-# cert-manager csi volume writes its certificate-file, privatekey-file and
-# ca-file (default tls.crt, tls.key, ca.crt); a Secret or ConfigMap volume
-# with items writes their paths; without items (keys unknown here) or of
-# another kind, any file is taken.
-provides() {
-	local mv rel
-	mv=$(mount_vol "$1" "$2")
-	if [ -z "$mv" ] || ! jq -e '.v != null' <<<"$mv" >/dev/null; then
-		echo "no volume is mounted over $2"
-		return 1
-	fi
-	rel=$(jq -r --arg p "$2" '(.m.subPath // "") as $s | (.m.mountPath | rtrimstr("/")) as $m | ($p | ltrimstr($m + "/")) |
-		if $s != "" then ($s | rtrimstr("/")) + "/" + . else . end' <<<"$mv")
-	jq -e --arg r "$rel" '.v | (if .csi then (if .csi.driver == "csi.cert-manager.io" then (.csi.volumeAttributes // {}) as $a |
-			[$a["csi.cert-manager.io/certificate-file"] // "tls.crt", $a["csi.cert-manager.io/privatekey-file"] // "tls.key",
-			 $a["csi.cert-manager.io/ca-file"] // "ca.crt"] else null end)
-		elif .secret.items then [.secret.items[].path] elif .configMap.items then [.configMap.items[].path] else null end) as $files |
-		$files == null or ($files | index($r) != null)' <<<"$mv" >/dev/null ||
-		{ echo "$2: volume $(jq -r .v.name <<<"$mv") provides no file $rel ($(jq -c .v <<<"$mv"))"; return 1; }
-}
-# Every file a TLS flag names, and every argument under /etc/ringsteer/tls/.
-declare -A tls_files=()
-for f in --tls-cert --tls-key --tls-ca; do
-	[ -n "${G[$f]:-}" ] && tls_files[${G[$f]}]=$f
-done
-for f in "${!G[@]}"; do
-	for v in ${G[$f]}; do
-		[[ $v == /etc/ringsteer/tls/* ]] && [ -z "${tls_files[$v]:-}" ] && tls_files[$v]=$f
-	done
-done
-while read -r p; do
-	[ -n "$p" ] && check "gateway ${tls_files[$p]} $p is a file a mounted volume provides" provides "$GW" "$p"
-done < <(printf '%s\n' "${!tls_files[@]}" | sort)
-# Under TLS the certificate must name the gateway id, which is the pod's
-# name: only a per-pod certificate can (names match exactly, no
-# wildcards), i.e. the cert-manager csi-driver.
-if [ -z "$insecure" ] && [ -n "$tls_cert" ]; then
-	cv=$(mount_vol "$GW" "$tls_cert" | jq -c '.v // {}')
-	[ -n "$cv" ] || cv='{}'
-	attr() { jq -r --arg k "csi.cert-manager.io/$1" '.csi.volumeAttributes[$k] // empty' <<<"$cv"; }
-	check "gateway --tls-cert is on a cert-manager csi-driver volume (a per-pod certificate naming the pod)" \
-		jq -e '.csi.driver == "csi.cert-manager.io"' <<<"$cv"
-fi
-# The csi volume's request: only when there is one (else the check above failed).
-if [ -z "$insecure" ] && [ -n "$tls_cert" ] && jq -e '.csi.driver == "csi.cert-manager.io"' <<<"$cv" >/dev/null; then
-	check "gateway --tls-key is on the --tls-cert volume (issued and renewed together)" \
-		test "$(mount_vol "$GW" "${tls_key:-/nonexistent}" | jq -r '.v.name // "(none)"')" = "$(jq -r '.name // "-"' <<<"$cv")"
-	check "tls csi volume is readOnly (the csi-driver refuses other volumes)" jq -e '.csi.readOnly == true' <<<"$cv"
-	dns_names=$(attr dns-names | tr ',' '\n' | sed 's/^ *//; s/ *$//')
-	# --id $(POD_NAME) (the downward API, checked above) is the csi-driver's ${POD_NAME}.
-	want_id=${G[--id]:-}
-	want_id=${want_id//\$(POD_NAME)/\$\{POD_NAME\}}
-	check "tls csi dns-names include $want_id, the gateway id (redirected supervisors check the target names it)" \
-		grep -qxF -- "$want_id" <<<"$dns_names"
-	check "tls csi dns-names include the client Service's name ${client_svc:-?}.$gw_ns.svc (what supervisors dial: their --service name, or --tls-server-name)" \
-		grep -qxE -- "${client_svc:-no client Service}\.$gw_ns\.svc(\.cluster\.local)?" <<<"${dns_names//\$\{POD_NAMESPACE\}/$gw_ns}"
-	# Supervisors verify the gateway as a TLS server (OpenSSL checks the
-	# purpose): if extended usages are listed, server auth is one; if key
-	# usages are, digital signature is one (TLS 1.3 signs the handshake; RFC
-	# 8446 requires it, though OpenSSL does not check).
-	usages_fit() {
-		jq -en --arg u "$(attr key-usages)" '($u | split(",") | map(gsub("^ +| +$"; "")) | map(select(. != ""))) as $l |
-			["server auth", "client auth", "code signing", "email protection", "s/mime", "ipsec end system", "ipsec tunnel",
-			 "ipsec user", "timestamping", "ocsp signing", "microsoft sgc", "netscape sgc"] as $ext |
-			($l | map(select(. as $x | $ext | index($x) != null))) as $e | ($l - $e) as $k |
-			($e == [] or ($e | index("server auth") != null)) and ($k == [] or ($k | index("digital signature") != null))' >/dev/null ||
-			{ echo "key-usages '$(attr key-usages)'"; return 1; }
-	}
-	check "tls csi key-usages fit a TLS 1.3 server (server auth, digital signature)" usages_fit
-	issuer=$(attr issuer-name)
-	issuer_kind=$(attr issuer-kind)
-	check "tls csi issuer-name is set" test -n "$issuer"
-	if [ "${issuer_kind:-Issuer}" = Issuer ]; then
-		issuer_file=$(jq -r --arg n "$issuer" --arg ns "$gw_ns" 'first(.[] | select(.doc | type == "object" and .kind == "Issuer" and
-			.metadata.name == $n and (.metadata.namespace // $ns) == $ns) | .file) // empty' "$TMP/docs.json")
-		check "tls csi issuer: an Issuer $issuer in namespace $gw_ns is in deploy/" test -n "$issuer_file"
-		if [ -n "$issuer_file" ] && [ -f "$DEPLOY/kustomization.yaml" ]; then
-			check "kustomization.yaml lists $issuer_file (the Issuer the gateways' certificates need)" \
-				jq -e --arg f "$issuer_file" 'any(.[] | select(.file == "kustomization.yaml") | .doc.resources[]?; . == $f)' "$TMP/docs.json"
-		fi
-	fi
-	# The renewal point (renew-before, default a third of the duration,
-	# default 720h) lies above RingsteerTLSCertExpiringSoon's threshold, or
-	# every renewal cycle fires it; and below the duration.
-	go_seconds() { # a Go duration ("720h", "1h30m") -> whole seconds, or nothing
-		jq -rn --arg d "$1" 'if $d | test("^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$") then
-			[$d | scan("([0-9]+(?:\\.[0-9]+)?)(ns|us|µs|ms|s|m|h)") | (.[0] | tonumber) *
-				{"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 0.001, "s": 1, "m": 60, "h": 3600}[.[1]]] | add | floor
-		else empty end'
-	}
-	renewal_fits() {
-		local d rb thr
-		d=$(go_seconds "$(attr duration | grep . || echo 720h)")
-		[ -n "$d" ] || { echo "duration '$(attr duration)' is not a Go duration"; return 1; }
-		if [ -n "$(attr renew-before)" ]; then
-			rb=$(go_seconds "$(attr renew-before)")
-			[ -n "$rb" ] || { echo "renew-before '$(attr renew-before)' is not a Go duration"; return 1; }
-		else
-			rb=$((d / 3))
-		fi
-		thr=$(jq -r '.[] | select(.file == "prometheus/alerts.yaml") | .doc.groups[]?.rules[]? | select(.alert == "RingsteerTLSCertExpiringSoon") |
-			.expr | capture("<\\s*(?<a>[0-9]+)(\\s*\\*\\s*(?<b>[0-9]+))?\\s*$") | (.a | tonumber) * ((.b // "1") | tonumber)' "$TMP/docs.json" | head -n 1)
-		[ -n "$thr" ] || { echo "no RingsteerTLSCertExpiringSoon '... < N [* M]' in prometheus/alerts.yaml"; return 1; }
-		if [ "$rb" -le "$thr" ] || [ "$rb" -ge "$d" ]; then
-			echo "renewal at ${rb}s left of ${d}s, alert below ${thr}s"
-			return 1
-		fi
-	}
-	check "tls csi renewal point above RingsteerTLSCertExpiringSoon's threshold, below the duration" renewal_fits
-fi
-
-# --- who runs as whom: the image's user (deploy/Dockerfile) for the gateway, root
-# for the agent, and the store directory handed to the gateway's user ---------
-img_user=$(sed -n 's/^USER \([0-9]*\):\([0-9]*\)$/\1/p' "$DEPLOY/Dockerfile")
-check "the image runs as a non-root uid by default (Dockerfile USER)" test -n "$img_user" -a "${img_user:-0}" != 0
-check "gateway runs as the image's uid, non-root" \
-	jq -e --argjson u "${img_user:-65532}" '.c.securityContext | .runAsUser == $u and .runAsNonRoot == true' <<<"$GW"
-check "agent runs as root (the image's default user is not)" jq -e '.c.securityContext.runAsUser == 0' <<<"$AG"
-check "an init container hands the store directory to the gateway's uid" \
-	jq -e --arg u "${img_user:-65532}" '[.obj.spec.template.spec.initContainers[]? | select(((.command // []) | join(" ")) | test("chown " + $u + ":" + $u + " /var/lib/ringsteer"))
-		| select(.securityContext.runAsUser == 0) | .volumeMounts[]? | select(.mountPath == "/var/lib/ringsteer")] | length == 1' <<<"$GW"
-
-# --- the agent: privileges, network, bpffs, registration socket -------------------
-check "agent is privileged or has CAP_BPF/NET_ADMIN/SYS_ADMIN" \
-	jq -e '.c.securityContext | .privileged == true or ((.capabilities.add // []) | map(ascii_upcase | sub("^CAP_"; "")) | contains(["BPF", "NET_ADMIN", "SYS_ADMIN"]))' <<<"$AG"
-check "agent runs in the node's netns (hostNetwork: sk_lookup attaches to its own netns)" \
-	jq -e '.obj.spec.template.spec.hostNetwork == true' <<<"$AG"
-check "agent has a hostPath volume /sys/fs/bpf" jq -e '[.obj.spec.template.spec.volumes[]? | .hostPath.path] | index("/sys/fs/bpf") != null' <<<"$AG"
-check "agent has a hostPath volume /run/ringsteer" jq -e '[.obj.spec.template.spec.volumes[]? | .hostPath.path] | index("/run/ringsteer") != null' <<<"$AG"
-pin_root=${A[--pin-root]:-/sys/fs/bpf/ringsteer}
-sock=${A[--socket]:-/run/ringsteer/agent.sock}
-check "agent --pin-root $pin_root is on the hostPath /sys/fs/bpf" test "$(host_path_of "$AG" "$pin_root")" = /sys/fs/bpf
-check "agent --socket $sock is on the hostPath /run/ringsteer" test "$(host_path_of "$AG" "$sock")" = /run/ringsteer
-check "agent steers the gateways' Service port" grep -q ":$lport\( \|$\)" <<<"${A[--service]:-}"
-
-# --- the agent is on by default, with what connect-time steering needs ------------
-# The file holding the agent DaemonSet is in kustomization.yaml's resources
-# (not commented out), and connect-time steering is not switched off.
-ag_file=$(jq -r 'first(.[] | select(.doc | type == "object" and .kind == "DaemonSet" and any(.spec.template.spec.containers[]?;
-	((.command // []) + (.args // []))[0] // "" | test("(^|/)ringsteer-agent$"))) | .file) // empty' "$TMP/docs.json")
-check "kustomization.yaml lists ${ag_file:-(no file with the agent DaemonSet)} (the agent is on by default)" \
-	jq -e --arg f "${ag_file:-/nonexistent}" 'any(.[] | select(.file == "kustomization.yaml") | .doc.resources[]?; . == $f)' "$TMP/docs.json"
-check "agent runs without --no-connect (connect-time steering on)" test -z "${A[--no-connect]:-}"
-check "agent has hostPID (SO_PEERCRED pids and /proc/PID of supervisor pods)" \
-	jq -e '.obj.spec.template.spec.hostPID == true' <<<"$AG"
-check "agent has a hostPath volume /sys/fs/cgroup mounted at /sys/fs/cgroup (the node's cgroup2 hierarchy)" \
-	jq -e '. as $x | [.c.volumeMounts[]? | select(.mountPath == "/sys/fs/cgroup") | .name as $n |
-		$x.obj.spec.template.spec.volumes[]? | select(.name == $n) | .hostPath.path] | index("/sys/fs/cgroup") != null' <<<"$AG"
-if [ -n "${A[--cgroup]:-}" ]; then
-	check "agent --cgroup ${A[--cgroup]} is on the hostPath /sys/fs/cgroup" \
-		test "$(jq -r --arg p "${A[--cgroup]}" '. as $x | [.c.volumeMounts[]? | select(.mountPath as $m | $p == $m or ($p | startswith(($m | rtrimstr("/")) + "/")))] |
-			max_by(.mountPath | length) // empty | .name as $n | $x.obj.spec.template.spec.volumes[]? | select(.name == $n) | .hostPath.path // empty' <<<"$AG")" = /sys/fs/cgroup
-fi
-check "agent has a hostPath volume /sys/fs/bpf mounted at /sys/fs/bpf (bpffs)" \
-	jq -e '. as $x | [.c.volumeMounts[]? | select(.mountPath == "/sys/fs/bpf") | .name as $n |
-		$x.obj.spec.template.spec.volumes[]? | select(.name == $n) | .hostPath.path] | index("/sys/fs/bpf") != null' <<<"$AG"
-check "agent passes --member-socket" test -n "${A[--member-socket]:-}"
-member_sock=${A[--member-socket]:-/run/ringsteer/member.sock}
-check "agent --member-socket $member_sock is on the hostPath /run/ringsteer" test "$(host_path_of "$AG" "$member_sock")" = /run/ringsteer
-check "agent's /run/ringsteer hostPath is a directory (DirectoryOrCreate or Directory)" \
-	jq -e '[.obj.spec.template.spec.volumes[]? | select(.hostPath.path == "/run/ringsteer") | .hostPath.type // ""] |
-		length > 0 and all(. == "DirectoryOrCreate" or . == "Directory")' <<<"$AG"
-# The address supervisors dial: the client Service's ClusterIP, from the
-# kubelet's variable for it or a clusterIP fixed in the Service.
-client_var=$(tr 'a-z-' 'A-Z_' <<<"${client_svc:-none}")_SERVICE_HOST
-client_ip=$(q --arg n "${client_svc:-}" -r 'first(.[] | select(.kind == "Service" and .metadata.name == $n) | .spec.clusterIP // empty) // empty')
-# The client Service's DNS names (what the agent and supervisors may dial it by).
-client_names_re="${client_svc:-no-client-service}\.$gw_ns\.svc(\.cluster\.local)?"
-service_is_cluster_ip() {
-	local e
-	for e in ${A[--service]:-}; do
-		case $e in
-		"\$($client_var):$lport" | "[\$($client_var)]:$lport") return 0 ;;
+# --- 2. schemas: unknown fields refused ---------------------------------------------------
+# validate FILE.json: each object's line from validate.js counts.
+validate() {
+	local out line
+	out=$(node "$HERE/schema/validate.js" "$SCHEMA_MODULES" "$1" 2>&1)
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) ok ;;
+		*) bad "schema ($(basename "$1" .json)): $line" ;;
 		esac
-		[[ $e =~ ^$client_names_re:$lport$ ]] && return 0
-		[ -n "$client_ip" ] && [ "$client_ip" != None ] && { [ "$e" = "$client_ip:$lport" ] || [ "$e" = "[$client_ip]:$lport" ]; } && return 0
-	done
-	echo "--service '${A[--service]:-}': none is the client Service's name, \$($client_var):$lport or its fixed clusterIP"
-	return 1
+	done <<<"$out"
 }
-check "agent --service names the client Service (its DNS name or ClusterIP):$lport (what supervisors dial)" service_is_cluster_ip
-# A name is looked up at every sync: a hostNetwork pod resolves Service
-# names only with the cluster DNS.
-for e in ${A[--service]:-}; do
-	if name_endpoint_ok "$e"; then
-		check "agent --service '$e' is a name: the pod resolves it through the cluster DNS (dnsPolicy ClusterFirstWithHostNet)" \
-			jq -e '(.obj.spec.template.spec.hostNetwork != true) or (.obj.spec.template.spec.dnsPolicy == "ClusterFirstWithHostNet")' <<<"$AG"
-	fi
+for t in $TARGETS; do
+	validate "$TMP/${t##*/}.json"
 done
 
-# --- supervisors: every example registers with the agent -----------------------------
-# Supervisor containers in deploy/ (any workload or Pod), and the example pod
-# in docs/OPERATIONS.md between <!-- supervisor-example ... --> and
-# <!-- /supervisor-example --> (an indented code block).  Each is checked as
-# {obj: {spec: {template: {spec: POD SPEC}}}, c: CONTAINER}.
-sup_bin_re='(^|/)ringsteer-supervisor$'
-q -c --arg b "$sup_bin_re" '.[] | (.spec.template.spec // (if .kind == "Pod" then .spec else null end)) as $p | select($p != null) |
-	$p.containers[]? | select(((.command // []) + (.args // []))[0] // "" | test($b)) |
-	{where: "deploy/", obj: {spec: {template: {spec: $p}}}, c: .}' >"$TMP/supervisors.jsonl"
-OPS=${RS_OPERATIONS_MD:-$ROOT/docs/OPERATIONS.md}
-if [ -f "$OPS" ] && grep -q '<!-- supervisor-example' "$OPS"; then
-	awk '/<!-- supervisor-example/ { f = 1; next } /<!-- \/supervisor-example -->/ { f = 0 } f' "$OPS" |
-		sed -n 's/^    //p; /^ *$/p' >"$TMP/sup-example.yaml"
-	if out=$("$PY" -c '
-import json, sys, yaml
-docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d is not None]
-print(json.dumps(docs))' "$TMP/sup-example.yaml" 2>&1 >"$TMP/sup-example.json"); then
-		ok
-		jq -c --arg b "$sup_bin_re" '.[] | (.spec.template.spec // (if .kind == "Pod" then .spec else null end)) as $p | select($p != null) |
-			$p.containers[]? | select(((.command // []) + (.args // []))[0] // "" | test($b)) |
-			{where: "docs/OPERATIONS.md", obj: {spec: {template: {spec: $p}}}, c: .}' "$TMP/sup-example.json" >>"$TMP/supervisors.jsonl"
-	else
-		bad "docs/OPERATIONS.md supervisor example parses as YAML: $(tail -n 1 <<<"$out")"
-	fi
-fi
-check "a supervisor example exists (deploy/ or docs/OPERATIONS.md's supervisor-example)" test -s "$TMP/supervisors.jsonl"
-member_dir=$(host_path_of "$AG" "$member_sock")
-while read -r sj; do
-	where=$(jq -r .where <<<"$sj")
-	declare -A S=()
-	parse_args "$sj" ringsteer-supervisor S
-	check_vars "$sj" "supervisor ($where)"
-	check "supervisor ($where) passes --agent" test -n "${S[--agent]:-}"
-	check "supervisor ($where) --agent ${S[--agent]:-} is the agent's --member-socket $member_sock" \
-		test "${S[--agent]:-}" = "$member_sock"
-	# The directory is mounted, not the socket file: the agent re-creates
-	# the file at each start (a bind of the file would keep the dead one,
-	# and a Socket hostPath keeps the pod from starting where no agent runs).
-	check "supervisor ($where) --agent is on the hostPath $member_dir (the agent's socket directory, mounted whole)" \
-		test "$(host_path_of "$sj" "${S[--agent]:-/nonexistent}")" = "$member_dir"
-	check "supervisor ($where) socket directory hostPath is DirectoryOrCreate or Directory" \
-		jq -e --arg p "$member_dir" '[.obj.spec.template.spec.volumes[]? | select(.hostPath.path == $p) | .hostPath.type // ""] |
-			length > 0 and all(. == "DirectoryOrCreate" or . == "Directory")' <<<"$sj"
-	for e in ${S[--service]:-}; do
-		check "supervisor ($where) --service '$e' is NAME:PORT or a numeric ADDR:PORT" service_endpoint_ok "$e"
-		check "supervisor ($where) --service port is the client Service's port $lport" test "$(port_of "$e")" = "$lport"
-		# By name: the client Service's, which the gateways' certificate
-		# names (the default --tls-server-name is the --service name).
-		if name_endpoint_ok "$e"; then
-			check "supervisor ($where) --service name '${e%:*}' is the client Service's ($client_names_re)" \
-				grep -qxE -- "$client_names_re" <<<"${e%:*}"
-		fi
-	done
-	unset S
-done <"$TMP/supervisors.jsonl"
+# --- 3. each overlay ------------------------------------------------------------------------
+# overlay_check.sh's counts join ours, its failure lines named by overlay.
+for n in single-node production; do
+	"$HERE/overlay_check.sh" "$BUILD" "$n" "$TMP/$n.yaml" >"$TMP/$n.out" 2>&1
+	rc=$?
+	n_pass=$(sed -n 's/^overlay .*: \([0-9]*\) passed.*/\1/p' "$TMP/$n.out" | tail -n 1)
+	n_fail=$(sed -n 's/^overlay .*, \([0-9]*\) failed$/\1/p' "$TMP/$n.out" | tail -n 1)
+	pass=$((pass + ${n_pass:-0}))
+	failed=$((failed + ${n_fail:-0}))
+	grep '^FAIL' "$TMP/$n.out" | sed "s/^FAIL: /FAIL: overlay $n: /"
+	if [ $rc -ne 0 ] && [ -z "$n_fail" ]; then bad "overlay_check.sh $n exited $rc: $(tail -n 3 "$TMP/$n.out")"; fi
+done
 
-# --- Prometheus ---------------------------------------------------------------------
+# --- 4. Prometheus ------------------------------------------------------------------------
 P=$DEPLOY/prometheus
-check "prometheus/scrape.yaml has scrape_configs" jq -e '.[] | select(.file == "prometheus/scrape.yaml") | .doc.scrape_configs | length > 0' "$TMP/docs.json"
+scrape_ok() { yaml_to_json "$P/scrape.yaml" "$TMP/scrape.json" && jq -e '.[0].scrape_configs | length > 0' "$TMP/scrape.json" >/dev/null; }
+check "prometheus/scrape.yaml parses, with scrape_configs" scrape_ok
 # A fragment (scrape_configs only) is wrapped into a whole config with the rules.
-jq '.[] | select(.file == "prometheus/scrape.yaml") | .doc + {global: {scrape_interval: "15s"}, rule_files: ["alerts.yaml"]}' \
-	"$TMP/docs.json" >"$TMP/prometheus.yml" 2>/dev/null
+jq '.[0] + {global: {scrape_interval: "15s"}, rule_files: ["alerts.yaml"]}' "$TMP/scrape.json" >"$TMP/prometheus.yml" 2>/dev/null
 cp "$P/alerts.yaml" "$TMP/alerts.yaml" 2>/dev/null
 # Debian's promtool is built without Kubernetes service discovery ("field
 # kubernetes_sd_configs not found"): then the config is checked with each
@@ -608,27 +149,124 @@ promtool_config() {
 }
 check "promtool check config (scrape.yaml wrapped, alerts.yaml as rule file)" promtool_config
 check "scrape.yaml: kubernetes_sd_configs are role pod in listed namespaces, known keys only" \
-	jq -e '[.[] | select(.file == "prometheus/scrape.yaml") | .doc.scrape_configs[] | .kubernetes_sd_configs // empty | .[]] |
+	jq -e '[.[0].scrape_configs[] | .kubernetes_sd_configs // empty | .[]] |
 		length > 0 and all(.[]; .role == "pod" and (.namespaces.names | length > 0) and
-		(keys - ["role", "namespaces", "selectors", "api_server", "kubeconfig_file", "attach_metadata", "follow_redirects", "enable_http2", "tls_config", "authorization", "oauth2", "proxy_url"] | length == 0))' "$TMP/docs.json"
+		(keys - ["role", "namespaces", "selectors", "api_server", "kubeconfig_file", "attach_metadata", "follow_redirects", "enable_http2", "tls_config", "authorization", "oauth2", "proxy_url"] | length == 0))' "$TMP/scrape.json"
 check "promtool check rules prometheus/alerts.yaml" promtool check rules "$P/alerts.yaml"
 check "promtool test rules prometheus/alerts_test.yaml" promtool test rules "$P/alerts_test.yaml"
-# Each scrape job keeps the container port named metrics and a component
-# label that a workload's pods carry.
-for job in ringsteer-gateway ringsteer-agent; do
-	comp=$(jq -r --arg j "$job" '.[] | select(.file == "prometheus/scrape.yaml") | .doc.scrape_configs[] | select(.job_name == $j) |
-		.relabel_configs[] | select(.action == "keep" and (.source_labels == ["__meta_kubernetes_pod_label_app_kubernetes_io_component"])) | .regex' "$TMP/docs.json")
-	if [ $job = ringsteer-gateway ]; then w=$GW; else w=$AG; fi
-	want=$(jq -r '.obj.spec.template.metadata.labels["app.kubernetes.io/component"] // ""' <<<"$w")
-	check "scrape job $job keeps component '$want' pods" test -n "$want" -a "$comp" = "$want"
-	check "scrape job $job keeps the port named metrics" jq -e --arg j "$job" '.[] | select(.file == "prometheus/scrape.yaml") | .doc.scrape_configs[] |
-		select(.job_name == $j) | any(.relabel_configs[]; .action == "keep" and .source_labels == ["__meta_kubernetes_pod_container_port_name"] and .regex == "metrics")' "$TMP/docs.json"
-done
-# The alerts name only metrics the binaries export.
-for m in $(grep -o 'ringsteer_[a-z_]*' "$P/alerts.yaml" | sort -u); do
-	check "alerts.yaml: $m is exported by the gateway or the agent" \
-		grep -rqw "$m" "$ROOT/user/gateway/metrics.c" "$ROOT/user/agent/metrics.c"
-done
+check "deploy/monitoring/prometheus-rule.yaml is prometheus-rule.sh's output from alerts.yaml (make prometheus-rule)" \
+	sh -c '"$1/monitoring/prometheus-rule.sh" "$1/prometheus/alerts.yaml" | cmp - "$1/monitoring/prometheus-rule.yaml"' sh "$DEPLOY"
+# The runbooks: docs/OPERATIONS.md's headings as GitHub anchors them
+# (lower case, punctuation but - and _ dropped, spaces to -).
+"$PY" -c '
+import re, sys
+for line in open(sys.argv[1]):
+    m = re.match(r"#{1,6}\s+(.*?)\s*$", line)
+    if m:
+        print(re.sub(r"\s", "-", re.sub(r"[^\w\- ]", "", m.group(1).lower())))' "$OPS" >"$TMP/anchors" 2>/dev/null
+RUNBOOK_BASE=https://github.com/ringsteer/ringsteer/blob/main/docs/OPERATIONS.md#
+# alerts_ok ALERTS.yaml: each rule is job-independent, names exported
+# metrics only, and links its runbook (one failure line per fault).
+alerts_ok() {
+	local a=$1 json=$TMP/alerts-check.json
+	"$PY" -c 'import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), open(sys.argv[2], "w"))' "$a" "$json" || return
+	check "alerts: at least one rule" jq -e '[.groups[].rules[]] | length > 0' "$json"
+	while IFS=$'\t' read -r alert expr url; do
+		check "alert $alert names no job (scrape configs and PodMonitors name jobs differently)" \
+			sh -c '! grep -qE "(^|[^a-z_])job *(=|!=|=~|!~) *\"" <<EOF
+$1
+EOF' sh "$expr"
+		check "alert $alert has a runbook_url in docs/OPERATIONS.md ($url)" \
+			sh -c 'case $1 in "$2"*) grep -qxF -- "${1#"$2"}" "$3" ;; *) exit 1 ;; esac' sh "$url" "$RUNBOOK_BASE" "$TMP/anchors"
+		while read -r m; do
+			check "alert $alert: $m is exported by the gateway or the agent" \
+				grep -rqw "$m" "$ROOT/user/gateway/metrics.c" "$ROOT/user/agent/metrics.c"
+		done < <(grep -o 'ringsteer_[a-z_]*' <<<"$expr" | sort -u)
+	done < <(jq -r '.groups[].rules[] | select(.alert) | [.alert, (.expr | tostring | gsub("\\s+"; " ")), (.annotations.runbook_url // "")] | @tsv' "$json")
+}
+alerts_ok "$P/alerts.yaml"
+
+# --- 5. negative cases: each fault must fail, with its message ------------------------------
+# expect_fail WHAT OUT PATTERN...: OUT (a failed run's output) has a
+# failure line matching each PATTERN (grep -E).
+expect_fail() {
+	local what=$1 out=$2 p
+	shift 2
+	for p in "$@"; do
+		if grep -E '^FAIL' "$out" | grep -qE -- "$p"; then ok; else bad "negative ($what): no failure matching '$p'"; fi
+	done
+}
+# broken NAME JQ: the rendered overlay NAME through JQ, as YAML.
+broken() {
+	jq "$2" "$TMP/$1.json" >"$TMP/broken-$1.json" && json_to_yaml "$TMP/broken-$1.json" "$TMP/broken-$1.yaml"
+}
+# Production, each fault in one copy (they touch different objects).
+broken production '
+	map(select(.kind != "PodDisruptionBudget"))
+	| map(select(.metadata.name != "ringsteer-gateway-metrics"))
+	| map(if .kind == "Deployment" then
+		.spec.template.spec.containers[0].args |= map(if . == "$(RINGSTEER_STORE_URL)" then "postgres://ringsteer:hunter2@pg.example.com/ringsteer" else . end)
+		| .spec.template.spec.containers[0].env += [{name: "PGPASSWORD", value: "hunter2"}]
+		| del(.spec.template.spec.containers[0].securityContext.runAsNonRoot)
+		| del(.spec.template.spec.topologySpreadConstraints)
+	  else . end)
+	| map(if .kind == "DaemonSet" then
+		del(.spec.template.spec.automountServiceAccountToken)
+		| .spec.template.spec.containers[0].env |= map(if .name == "PGSSLMODE" then .value = "require" else . end)
+		| .spec.template.spec.volumes |= map(if .name == "store" then .secret.defaultMode = 288 else . end)
+	  else . end)
+	| map(if .kind == "PrometheusRule" then .spec.groups[0].rules[0].expr = "vector(1)" else . end)'
+"$HERE/overlay_check.sh" "$BUILD" broken-production "$TMP/broken-production.yaml" >"$TMP/broken-production.out" 2>&1
+check "negative (production, broken): overlay_check.sh fails" test $? = 1
+expect_fail "production without its PodDisruptionBudget" "$TMP/broken-production.out" 'a PodDisruptionBudget in ringsteer with maxUnavailable 1'
+expect_fail "a password in the gateway's arguments" "$TMP/broken-production.out" 'container gateway: no password in its command or args'
+expect_fail "PGPASSWORD in the gateway's environment" "$TMP/broken-production.out" 'container gateway: no password in its environment'
+expect_fail "the agent pod mounting its service-account token" "$TMP/broken-production.out" 'DaemonSet ringsteer-agent/ringsteer-agent: automountServiceAccountToken false'
+expect_fail "a gateway container without runAsNonRoot (not restricted)" "$TMP/broken-production.out" 'namespace ringsteer: enforces baseline.*runAsNonRoot not true'
+expect_fail "gateways not spread across nodes" "$TMP/broken-production.out" 'gateways spread across nodes'
+expect_fail "the agent's PGSSLMODE require" "$TMP/broken-production.out" 'agent PGSSLMODE is verify-full'
+expect_fail "the agent's password file group-readable (0440)" "$TMP/broken-production.out" 'agent PGPASSFILE .* is private'
+expect_fail "no NetworkPolicy for the metrics port" "$TMP/broken-production.out" "admit the gateways' metrics port"
+expect_fail "a PrometheusRule that differs from alerts.yaml" "$TMP/broken-production.out" 'a PrometheusRule holds'
+# Single node: the old checks still bite, and the new ones.
+broken single-node '
+	map(if .kind == "Namespace" then .metadata.labels["pod-security.kubernetes.io/enforce"] = "restricted" else . end)
+	| map(if .kind == "Deployment" then
+		.spec.template.spec.terminationGracePeriodSeconds = 20
+		| .spec.template.spec.containers[0].args |= map(if . == "/etc/ringsteer/private/secret/secret" then "/etc/ringsteer/secret/secret" else . end) + ["--drain-budgett", "1"]
+		| .spec.template.spec.containers[0].volumeMounts += [{name: "secret", mountPath: "/etc/ringsteer/secret", readOnly: true}]
+		| .spec.template.spec.volumes |= map(if .name == "tls" then del(.csi.volumeAttributes["csi.cert-manager.io/fs-group"]) else . end)
+	  else . end)'
+"$HERE/overlay_check.sh" "$BUILD" broken-single-node "$TMP/broken-single-node.yaml" >"$TMP/broken-single-node.out" 2>&1
+check "negative (single-node, broken): overlay_check.sh fails" test $? = 1
+expect_fail "a grace period shorter than preStop + --drain-budget" "$TMP/broken-single-node.out" 'terminationGracePeriodSeconds \(20 s\)'
+expect_fail "a misspelled gateway flag" "$TMP/broken-single-node.out" 'unknown flag --drain-budgett'
+expect_fail "a namespace labelled restricted that holds hostPath and privileged pods" "$TMP/broken-single-node.out" 'namespace ringsteer: enforces privileged.*labelled .restricted'
+expect_fail "the gateway (uid 65532) reading its Secret volume directly" "$TMP/broken-single-node.out" 'gateway --secret /etc/ringsteer/secret/secret is private'
+expect_fail "the TLS csi volume without the gateway's fs-group" "$TMP/broken-single-node.out" 'tls csi fs-group'
+# Schemas: misspelled fields in four kinds, and a wrong type.
+jq 'map(if .kind == "Deployment" then .spec.template.spec.containers[0].imagePullPolicyy = "Always"
+	elif .kind == "PrometheusRule" then .spec.groups[0].rulez = []
+	elif .kind == "Issuer" then .spec.caa = {secretName: "x"}
+	elif .kind == "NetworkPolicy" then .spec.policyType = ["Ingress"]
+	elif .kind == "PodDisruptionBudget" then .spec.maxUnavailable = true
+	else . end)' "$TMP/production.json" >"$TMP/broken-schema.json"
+node "$HERE/schema/validate.js" "$SCHEMA_MODULES" "$TMP/broken-schema.json" | sed 's/^FAIL /FAIL: /' >"$TMP/broken-schema.out"
+check "negative (schemas): validate.js fails" test "${PIPESTATUS[0]}" = 1
+expect_fail "a misspelled container field" "$TMP/broken-schema.out" 'Deployment .*unknown field /spec/template/spec/containers/0/imagePullPolicyy'
+expect_fail "a misspelled PrometheusRule field" "$TMP/broken-schema.out" 'PrometheusRule .*unknown field /spec/groups/0/rulez'
+expect_fail "a misspelled cert-manager Issuer field" "$TMP/broken-schema.out" 'Issuer .*unknown field /spec/caa'
+expect_fail "a misspelled NetworkPolicy field" "$TMP/broken-schema.out" 'NetworkPolicy .*unknown field /spec/policyType'
+expect_fail "a PodDisruptionBudget's maxUnavailable of the wrong type" "$TMP/broken-schema.out" 'PodDisruptionBudget .*maxUnavailable'
+# Alerts: a rule naming a job, and one without a runbook.
+sed -e '0,/absent(ringsteer_gateway_supervisors)/s//absent(up{job="ringsteer-gateway"})/' \
+	-e '0,/^          runbook_url: .*ringsteerstoredown"$/{/^          runbook_url: .*ringsteerstoredown"$/d}' "$P/alerts.yaml" >"$TMP/broken-alerts.yaml"
+# Its passes and failures are the broken file's, not ours: counts restored.
+counts="$pass $failed"
+alerts_ok "$TMP/broken-alerts.yaml" >"$TMP/broken-alerts.out"
+read -r pass failed <<<"$counts"
+expect_fail "an alert naming a job" "$TMP/broken-alerts.out" 'alert RingsteerGatewaysAbsent names no job'
+expect_fail "an alert without a runbook" "$TMP/broken-alerts.out" 'alert RingsteerStoreDown has a runbook_url'
 
 if [ "$failed" -gt 0 ]; then
 	echo "deploy: $pass passed, $failed failed"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The agent follows the store (DESIGN.md flow 6): live sessions on local
+# The agent follows the store (docs/KERNEL.md, "Sync"): live sessions on local
 # gateways pin their source addresses; a known supervisor with no live
 # session gets a precomputed pin where the placement rule would put it
 # (cross-checked with `ringsteerctl place`); the table is weighted by room,

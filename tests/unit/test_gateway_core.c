@@ -591,6 +591,7 @@ static void test_deferred_placement(void **state)
 
 	rs_gw_core_link_closed(fx->core, fx->links[1], RS_GW_LINK_LOST, fx->now);
 	assert_int_equal(ctr(fx)->handoffs_completed, 0); /* not a drain's */
+	assert_int_equal(rs_gw_core_histogram(fx->core, RS_GW_HIST_HANDOFF)->count, 0); /* nor timed as one */
 	done(fx, take(fx, RS_GW_STORE_LEAVE), 0);
 	check(fx, 0);
 }
@@ -1145,6 +1146,7 @@ static void test_refresh_during_handoff(void **state)
 static void test_handoff_deadline(void **state)
 {
 	struct fx *fx = *state;
+	const struct rs_histogram *h;
 	const struct rs_frame *f;
 
 	attach_one(fx, 1, "m1", 7);
@@ -1159,6 +1161,13 @@ static void test_handoff_deadline(void **state)
 	f = last_frame(fx, 1, RS_FRAME_GOODBYE);
 	assert_int_equal(f->u.goodbye.reason, RS_GOODBYE_SHUTDOWN);
 	assert_int_equal(ctr(fx)->handoffs_abandoned, 1);
+	/* Its handoff ended there, timed all the same: 3000 - 1050 = 1.95 s,
+	 * above the 1 s bound (index 7), within the 2.5 s one (index 8). */
+	h = rs_gw_core_histogram(fx->core, RS_GW_HIST_HANDOFF);
+	assert_int_equal(h->count, 1);
+	assert_int_equal(h->sum_us, 1950000);
+	assert_int_equal(rs_histogram_cumulative(h, 7), 0);
+	assert_int_equal(rs_histogram_cumulative(h, 8), 1);
 	done(fx, take(fx, RS_GW_STORE_LEAVE), 0);
 	check(fx, 0);
 	rs_gw_core_link_closed(fx->core, fx->links[1], RS_GW_LINK_FLUSHED, fx->now);
@@ -1415,6 +1424,83 @@ static void test_store_queue_bounded(void **state)
 	assert_int_equal(rs_gw_link_state(fx->links[6]), RS_GW_ATTACHED);
 }
 
+/* ---- latency histograms (timing.c), on the events' own times ---- */
+
+/* Admission bounds (us): 1000, 2500, 5000, 10000, 25000, 50000, ...
+ *   link 1: HELLO at 1000, ACCEPT at 1030:   30 ms -> first within 50000 (index 5)
+ *   link 2: HELLO at 1030, REDIRECT at 1032:  2 ms -> first within 2500 (index 1)
+ *   link 3: HELLO with another member's token: refused, not observed
+ * count 2, sum 32000 us. */
+static void test_admission_timed(void **state)
+{
+	struct fx *fx = *state;
+	struct rs_frame f = { .version = RS_PROTO_VERSION, .type = RS_FRAME_HELLO };
+	const struct rs_histogram *h = rs_gw_core_histogram(fx->core, RS_GW_HIST_ADMISSION);
+	struct rs_gw_store_req *r;
+
+	assert_non_null(h);
+	assert_null(rs_gw_core_histogram(fx->core, RS_GW_HIST_COUNT));
+	open_link(fx, 1, false);
+	hello(fx, 1, "m1", 7, 0);
+	r = take(fx, RS_GW_STORE_ADMIT);
+	at(fx, 1030);
+	admit_item(fx, r, 0, true);
+	done(fx, r, 0);
+	assert_int_equal(h->count, 1);
+	assert_int_equal(h->sum_us, 30000);
+
+	open_link(fx, 2, false);
+	hello(fx, 2, "m2", 1, 0);
+	r = take(fx, RS_GW_STORE_ADMIT);
+	at(fx, 1032);
+	admit_item(fx, r, 0, false);
+	done(fx, r, 0);
+	assert_int_equal(rs_gw_link_state(fx->links[2]), RS_GW_CLOSING);
+	rs_gw_core_link_closed(fx->core, fx->links[2], RS_GW_LINK_FLUSHED, fx->now);
+
+	open_link(fx, 3, false);
+	snprintf(f.u.hello.member_id, sizeof(f.u.hello.member_id), "m3");
+	snprintf(f.u.hello.instance_id, sizeof(f.u.hello.instance_id), "inst-3");
+	f.u.hello.epoch = 1;
+	assert_int_equal(rs_token_mint(&fx->secret, "m1", (uint64_t)(fx->now.wall_ms / 1000) + 3600, f.u.hello.token,
+				       sizeof(f.u.hello.token)),
+			 0);
+	feed(fx, 3, &f);
+	assert_int_equal(ctr(fx)->rejects[RS_GW_REJECT_BAD_TOKEN], 1);
+
+	assert_int_equal(h->count, 2);
+	assert_int_equal(h->sum_us, 32000);
+	assert_int_equal(rs_histogram_cumulative(h, 0), 0);
+	assert_int_equal(rs_histogram_cumulative(h, 1), 1);
+	assert_int_equal(rs_histogram_cumulative(h, 4), 1);
+	assert_int_equal(rs_histogram_cumulative(h, 5), 2);
+	assert_int_equal(rs_histogram_cumulative(h, h->n_bounds), 2);
+	assert_int_equal(rs_gw_core_histogram(fx->core, RS_GW_HIST_HANDOFF)->count, 0);
+	check(fx, 0);
+}
+
+/* Handoff bounds (us): 5000, 10000, 25000, 50000, ...  REDIRECT {drain} at
+ * 1050, the old link gone at 1090: 40 ms, first within 50000 (index 3). */
+static void test_handoff_timed(void **state)
+{
+	struct fx *fx = *state;
+	const struct rs_histogram *h = rs_gw_core_histogram(fx->core, RS_GW_HIST_HANDOFF);
+
+	attach_one(fx, 1, "m1", 7); /* HELLO and ACCEPT at 1000: 0 ms */
+	assert_int_equal(rs_histogram_cumulative(rs_gw_core_histogram(fx->core, RS_GW_HIST_ADMISSION), 0), 1);
+	drain_to_handoff(fx);
+	assert_int_equal(h->count, 0); /* under way */
+	at(fx, 1090);
+	rs_gw_core_link_closed(fx->core, fx->links[1], RS_GW_LINK_LOST, fx->now);
+	assert_int_equal(ctr(fx)->handoffs_completed, 1);
+	assert_int_equal(h->count, 1);
+	assert_int_equal(h->sum_us, 40000);
+	assert_int_equal(rs_histogram_cumulative(h, 2), 0);
+	assert_int_equal(rs_histogram_cumulative(h, 3), 1);
+	done(fx, take(fx, RS_GW_STORE_LEAVE), 0);
+	check(fx, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1445,6 +1531,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sandboxes_coalesced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sandboxes_unchanged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_queue_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_admission_timed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_handoff_timed, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

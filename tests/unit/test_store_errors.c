@@ -12,7 +12,11 @@
  * is the header overwritten (not a database) or every page after the first
  * (corrupt).  PostgreSQL (RS_TEST_PG_URL): a trigger raises disk_full
  * (53100) and data_corrupted / index_corrupted (XX001, XX002); a read-only
- * session answers read_only_sql_transaction (25006). */
+ * session answers read_only_sql_transaction (25006).
+ *
+ * Each failure also carries the backend's own reason
+ * (rs_store_last_error, rs_store_open_why): SQLite's message, libpq's or
+ * the server's, on one line; a call that succeeds clears it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -28,6 +32,7 @@
 #include <sqlite3.h>
 
 #include "ringsteer/store.h"
+#include "store/backend.h"
 #include "store_fixture.h"
 
 #define T0 1700000000000LL
@@ -89,8 +94,10 @@ static void test_sqlite_full(void **state)
 	limit_pages = 1;
 	assert_int_equal(rs_store_open(f->url, NULL, &st), 0);
 	assert_int_equal(admit_until_error(st, 5000), -ENOSPC);
+	assert_string_equal(rs_store_last_error(st), "database or disk is full");
 	/* Reads still answer: only growth is refused. */
 	assert_int_equal(store_fixture_gateway(st, "gw-a", T0).state, RS_GATEWAY_SERVING);
+	assert_string_equal(rs_store_last_error(st), "");
 	rs_store_close(st);
 	limit_pages = 0;
 }
@@ -106,6 +113,7 @@ static void test_sqlite_read_only(void **state)
 	assert_int_equal(rs_store_gateway_register(ro, "gw-b", "10.0.0.2:7001", RS_GATEWAY_SERVING, T0), -EROFS);
 	assert_int_equal(rs_store_admit(ro, &a), -EROFS);
 	assert_int_equal(rs_store_heartbeat(ro, "gw-a", T0), -EROFS);
+	assert_string_equal(rs_store_last_error(ro), "attempt to write a readonly database");
 	rs_store_close(ro);
 }
 
@@ -135,7 +143,7 @@ static void test_sqlite_corrupt(void **state)
 {
 	struct store_fixture *f = *state;
 	struct rs_store *st = NULL;
-	char wal[160];
+	char wal[160], why[RS_STORE_ERROR_MAX];
 
 	make_store(f);
 	/* The last close checkpointed and removed the WAL: all is in the file. */
@@ -143,12 +151,71 @@ static void test_sqlite_corrupt(void **state)
 	assert_int_equal(access(wal, F_OK), -1);
 	/* Its pages damaged, the header intact: SQLITE_CORRUPT. */
 	damage(f, 4096, 0);
-	assert_int_equal(rs_store_open(f->url, NULL, &st), -EUCLEAN);
+	assert_int_equal(rs_store_open_why(f->url, NULL, &st, why, sizeof(why)), -EUCLEAN);
 	assert_null(st);
+	assert_string_equal(why, "database disk image is malformed");
 	/* Its header damaged: SQLITE_NOTADB, the same kind. */
 	damage(f, 0, 100);
-	assert_int_equal(rs_store_open(f->url, NULL, &st), -EUCLEAN);
+	assert_int_equal(rs_store_open_why(f->url, NULL, &st, why, sizeof(why)), -EUCLEAN);
+	assert_string_equal(why, "file is not a database");
 	assert_int_equal(rs_store_open(f->url, &(struct rs_store_options){ .read_only = true }, &st), -EUCLEAN);
+}
+
+/* A store that cannot be opened says why in the backend's words: SQLite
+ * with the system's error, libpq with its message's lines joined. */
+static void test_open_why(void **state)
+{
+	struct store_fixture *f = *state;
+	struct rs_store *st = NULL;
+	char url[sizeof(f->dir) + 32], why[RS_STORE_ERROR_MAX], tiny[8];
+
+	snprintf(url, sizeof(url), "sqlite:%s/missing/ringsteer.db", f->dir);
+	assert_int_equal(rs_store_open_why(url, NULL, &st, why, sizeof(why)), -EIO);
+	assert_null(st);
+	assert_string_equal(why, "unable to open database file (No such file or directory)");
+	assert_int_equal(rs_store_open_why(url, &(struct rs_store_options){ .read_only = true }, &st, why, sizeof(why)),
+			 -ENOENT);
+	assert_string_equal(why, "unable to open database file (No such file or directory)");
+	/* Cut to fit the caller's buffer; none given is fine. */
+	assert_int_equal(rs_store_open_why(url, NULL, &st, tiny, sizeof(tiny)), -EIO);
+	assert_string_equal(tiny, "unable ");
+	assert_int_equal(rs_store_open_why(url, NULL, &st, NULL, 0), -EIO);
+	/* Port 1: nothing listens there, the connection is refused at once. */
+	assert_int_equal(rs_store_open_why("postgres://127.0.0.1:1/x?connect_timeout=2", NULL, &st, why, sizeof(why)),
+			 -EIO);
+	assert_non_null(strstr(why, "connection to server at \"127.0.0.1\", port 1 failed: Connection refused; "));
+	assert_null(strchr(why, '\n'));
+	/* A malformed URL: libpq's reason for refusing it. */
+	assert_int_equal(rs_store_open_why("postgres://h/db?no_such_option=1", NULL, &st, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "invalid URI query parameter: \"no_such_option\"");
+	/* Nothing the backend could say: "". */
+	assert_int_equal(rs_store_open_why("redis://h/db", NULL, &st, why, sizeof(why)), -EPROTONOSUPPORT);
+	assert_string_equal(why, "");
+}
+
+/* One line, white space folded, control characters shown, cut to fit;
+ * the first reason stays. */
+static void test_error_set(void **state)
+{
+	char e[RS_STORE_ERROR_MAX] = "", long_text[2 * RS_STORE_ERROR_MAX];
+
+	(void)state;
+	rs_store_error_set(e, "%s", "  could not connect\n\tIs it running?\n\n");
+	assert_string_equal(e, "could not connect; Is it running?");
+	rs_store_error_set(e, "%s", "a later failure");
+	assert_string_equal(e, "could not connect; Is it running?");
+	e[0] = '\0';
+	rs_store_error_set(e, "bell\a %d  spaces", 7);
+	assert_string_equal(e, "bell? 7 spaces");
+	e[0] = '\0';
+	memset(long_text, 'x', sizeof(long_text) - 1);
+	long_text[sizeof(long_text) - 1] = '\0';
+	for (size_t i = 1; i < sizeof(long_text) - 1; i += 2)
+		long_text[i] = '\n';
+	rs_store_error_set(e, "%s", long_text);
+	assert_true(strlen(e) < RS_STORE_ERROR_MAX);
+	assert_int_equal(strncmp(e, "x; x; x", 7), 0);
+	rs_store_error_set(NULL, "%s", "nowhere to go");
 }
 
 /* The kinds a gateway counts store errors by (its metric's label). */
@@ -205,9 +272,11 @@ static void test_pg_sqlstates(void **state)
 	pg_fail_inserts(f, "P0001");
 	a = arrival("m-1");
 	assert_int_equal(rs_store_admit(st, &a), -EIO);
+	assert_string_equal(rs_store_last_error(st), "injected"); /* the server's primary message */
 	assert_int_equal(store_fixture_pg_exec(f->url, "DROP TRIGGER rs_test_fail ON sessions"), 0);
 	a = arrival("m-1");
 	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_string_equal(rs_store_last_error(st), "");
 	/* A read-only session (default_transaction_read_only): 25006. */
 	assert_int_equal(rs_store_open(f->url, &(struct rs_store_options){ .read_only = true }, &ro), 0);
 	assert_int_equal(rs_store_heartbeat(ro, "gw-a", T0), -EROFS);
@@ -222,6 +291,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sqlite_full, store_fixture_setup, store_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_sqlite_read_only, store_fixture_setup, store_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_sqlite_corrupt, store_fixture_setup, store_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_open_why, store_fixture_setup, store_fixture_teardown),
+		cmocka_unit_test(test_error_set),
 		cmocka_unit_test(test_error_kinds),
 	};
 	const char *base = getenv("RS_TEST_PG_URL");

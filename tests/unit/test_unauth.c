@@ -4,12 +4,15 @@
  * in it, counting the arrival's; a full pool refuses a source at its share
  * and lets one under it evict the oldest connection of the largest source;
  * the per-source limit comes first; counts and the largest source follow
- * insertions and removals. */
+ * insertions and removals; pools hashing under different keys find the
+ * same sources, and a full pool of addresses from one /64 keeps every
+ * hash chain short. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -155,6 +158,65 @@ static void test_pool_churn(void **state)
 	gw_unauth_free(&t);
 }
 
+/* 2001:db8::/64 with interface id i: a peer with one /64 has 2^64 of them. */
+static struct gw_unauth_key in_one_64(uint64_t i)
+{
+	struct gw_unauth_key k = { { 0x20, 0x01, 0x0d, 0xb8 } };
+
+	for (int b = 0; b < 8; b++)
+		k.addr[15 - b] = (uint8_t)(i >> (8 * b));
+	return k;
+}
+
+/* A flood: GW_UNAUTH_MAX sources from one /64 into two pools whose hashes
+ * have different keys.  Both find every source and nothing else; the pool
+ * is full; no hash chain is long (uthash doubles its buckets when a chain
+ * reaches 10, and gives up doubling when that does not spread them, so a
+ * hash the keys defeat shows as one chain of thousands); emptied, the
+ * pools hold nothing. */
+static void test_pool_keys_and_flood(void **state)
+{
+	struct gw_unauth pool[2];
+	struct gw_unauth_node *nodes[2];
+	struct gw_unauth_node *victim;
+
+	(void)state;
+	for (int p = 0; p < 2; p++) {
+		assert_int_equal(gw_unauth_init(&pool[p], GW_UNAUTH_MAX, 1), 0);
+		memset(pool[p].hash_key.b, p ? 0x5a : 0x00, sizeof(pool[p].hash_key.b));
+		nodes[p] = calloc(GW_UNAUTH_MAX, sizeof(*nodes[p]));
+		assert_non_null(nodes[p]);
+	}
+	for (uint64_t i = 0; i < GW_UNAUTH_MAX; i++) {
+		struct gw_unauth_key k = in_one_64(i);
+
+		for (int p = 0; p < 2; p++)
+			assert_int_equal(gw_unauth_insert(&pool[p], &k, &nodes[p][i]), 0);
+	}
+	for (int p = 0; p < 2; p++) {
+		struct gw_unauth_key absent = in_one_64(GW_UNAUTH_MAX);
+		struct gw_unauth_node extra = { 0 };
+
+		assert_int_equal(pool[p].sources, GW_UNAUTH_MAX);
+		for (uint64_t i = 0; i < GW_UNAUTH_MAX; i++) {
+			struct gw_unauth_key k = in_one_64(i);
+
+			assert_int_equal(gw_unauth_count(&pool[p], &k), 1);
+		}
+		assert_int_equal(gw_unauth_count(&pool[p], &absent), 0);
+		assert_int_equal(gw_unauth_admit(&pool[p], &absent, &victim), GW_UNAUTH_TOTAL);
+		assert_int_equal(gw_unauth_insert(&pool[p], &absent, &extra), -ENOSPC);
+		assert_in_range(gw_unauth_chain_max(&pool[p]), 1, 32);
+		for (uint64_t i = 0; i < GW_UNAUTH_MAX; i++)
+			gw_unauth_remove(&pool[p], &nodes[p][i]);
+		assert_int_equal(pool[p].sources, 0);
+		assert_int_equal(pool[p].total, 0);
+		assert_int_equal(gw_unauth_chain_max(&pool[p]), 0);
+		gw_unauth_free(&pool[p]);
+		free(nodes[p]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -163,6 +225,7 @@ int main(void)
 		cmocka_unit_test(test_pool_evicts_oldest_of_largest),
 		cmocka_unit_test(test_pool_counts_follow_removals),
 		cmocka_unit_test(test_pool_churn),
+		cmocka_unit_test(test_pool_keys_and_flood),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

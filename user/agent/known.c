@@ -7,7 +7,9 @@
  *
  * A pass in steady state (no new member) costs one hash lookup per row; new
  * members are sorted among themselves and merged in once per pass (then
- * the index is rebuilt), so a pass never sorts the whole set. */
+ * the index is rebuilt), so a pass never sorts the whole set.  The index is
+ * uthash under a random key (util/keyed_hash.h): member ids are chosen by
+ * the supervisors, which must not be able to pile them into one bucket. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,44 +44,57 @@ static struct agent_known *search(struct agent_known *e, size_t n, const char *m
 	return NULL;
 }
 
-static uint64_t id_hash(const char *id)
-{
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a: ids are short, the table only needs spread */
+/* The index: positions in e by member id, in uthash (its key a pointer
+ * to e[pos].member_id, so it holds no copy of the ids), hashed with
+ * SipHash under the set's random key (member ids are the supervisors'
+ * choice).  Every function using HASH_FIND or HASH_ADD has that key in
+ * hash_key_. */
+#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = (unsigned)rs_keyed_hash(hash_key_, (keyptr), (keylen)))
+/* Out of memory growing the buckets: the add is undone and reported. */
+#define HASH_NONFATAL_OOM 1
+#define uthash_nonfatal_oom(elt) (oom_ = true)
+#include <uthash.h>
 
-	for (; *id; id++)
-		h = (h ^ (unsigned char)*id) * 0x100000001b3ull;
-	return h;
+struct agent_known_slot {
+	uint32_t pos;      /* in e */
+	UT_hash_handle hh; /* keyed by e[pos].member_id */
+};
+
+void agent_known_init(struct agent_known_set *s, const struct rs_hash_key *key)
+{
+	*s = (struct agent_known_set){ .hash_key = *key };
 }
 
 /* Rebuilds the index over e[0..n).  Returns 0 or -ENOMEM (no index: the
  * callers fall back to binary search). */
 static int index_build(struct agent_known_set *s)
 {
-	size_t cap = 64;
+	const struct rs_hash_key *hash_key_ = &s->hash_key;
+	bool oom_ = false;
 
-	while (cap < 2 * s->n)
-		cap *= 2;
-	if (cap != s->index_cap) {
-		uint32_t *idx = realloc(s->index, 2 * cap * sizeof(*idx));
+	HASH_CLEAR(hh, s->index); /* reads only the slots, never e (which may have moved) */
+	s->index_stale = true;
+	if (s->n > s->slots_cap) {
+		size_t cap = s->slots_cap ? s->slots_cap : 64;
+		struct agent_known_slot *slots;
 
-		if (!idx) {
-			free(s->index);
-			s->index = NULL;
-			s->index_cap = 0;
+		while (cap < s->n)
+			cap *= 2;
+		slots = realloc(s->slots, cap * sizeof(*slots));
+		if (!slots)
 			return -ENOMEM;
-		}
-		s->index = idx;
-		s->index_cap = cap;
+		s->slots = slots;
+		s->slots_cap = cap;
 	}
-	memset(s->index, 0xff, 2 * cap * sizeof(*s->index));
-	for (size_t i = 0; i < s->n; i++) {
-		uint64_t h = id_hash(s->e[i].member_id);
-		size_t slot = h & (cap - 1);
+	for (size_t i = 0; i < s->n && !oom_; i++) {
+		struct agent_known_slot *slot = &s->slots[i];
 
-		while (s->index[2 * slot] != UINT32_MAX)
-			slot = (slot + 1) & (cap - 1);
-		s->index[2 * slot] = (uint32_t)i;
-		s->index[2 * slot + 1] = (uint32_t)(h >> 32);
+		slot->pos = (uint32_t)i;
+		HASH_ADD_KEYPTR(hh, s->index, s->e[i].member_id, strlen(s->e[i].member_id), slot);
+	}
+	if (oom_) {
+		HASH_CLEAR(hh, s->index);
+		return -ENOMEM;
 	}
 	s->index_stale = false;
 	return 0;
@@ -89,22 +104,30 @@ static int index_build(struct agent_known_set *s)
  * (no memory): the callers fall back to binary search. */
 static bool index_ready(struct agent_known_set *s)
 {
-	return (!s->index_stale && s->index) || index_build(s) == 0;
+	return !s->index_stale || index_build(s) == 0;
 }
 
-/* member_id's entry, by the index (which must be ready).  The hash's high
- * half is compared first: a probe touches an entry (a cache miss) only
+/* member_id's entry, by the index (which must be ready).  uthash compares
+ * the full hash before the ids: a probe reads an entry (a cache miss) only
  * when it is almost surely the one. */
 static struct agent_known *probe(const struct agent_known_set *s, const char *member_id)
 {
-	uint64_t h = id_hash(member_id);
-	size_t mask = s->index_cap - 1;
+	const struct rs_hash_key *hash_key_ = &s->hash_key;
+	struct agent_known_slot *slot = NULL;
 
-	for (size_t slot = h & mask; s->index[2 * slot] != UINT32_MAX; slot = (slot + 1) & mask)
-		if (s->index[2 * slot + 1] == (uint32_t)(h >> 32) &&
-		    strcmp(s->e[s->index[2 * slot]].member_id, member_id) == 0)
-			return &s->e[s->index[2 * slot]];
-	return NULL;
+	HASH_FIND(hh, s->index, member_id, strlen(member_id), slot);
+	return slot ? &s->e[slot->pos] : NULL;
+}
+
+size_t agent_known_chain_max(const struct agent_known_set *s)
+{
+	const UT_hash_table *tbl = s->index ? s->index->hh.tbl : NULL;
+	size_t longest = 0;
+
+	for (unsigned i = 0; tbl && i < tbl->num_buckets; i++)
+		if (tbl->buckets[i].count > longest)
+			longest = tbl->buckets[i].count;
+	return longest;
 }
 
 const struct agent_known *agent_known_find(const struct agent_known_set *s, const char *member_id)
@@ -189,7 +212,7 @@ static void merge_new(struct agent_known_set *s, size_t sorted)
 int agent_known_note(struct agent_known_set *s, const struct rs_session_row *rows, size_t n, int64_t now_ms)
 {
 	size_t sorted = s->n; /* entries past this are new this pass, unsorted */
-	bool indexed = index_ready(s); /* over e[0..sorted): new entries are not in it */
+	bool indexed = index_ready(s); /* over e[0..sorted): new entries are not in it (unless e grows) */
 	int err = 0;
 
 	for (size_t i = 0; i < s->n; i++)
@@ -206,9 +229,15 @@ int agent_known_note(struct agent_known_set *s, const struct rs_session_row *row
 				continue;
 			if (rs_ring_point(row->member_id, strlen(row->member_id), &point))
 				continue;
-			if (s->n == s->cap && grow(s) != 0) {
-				err = -ENOMEM; /* not added; the other rows are still noted */
-				continue;
+			if (s->n == s->cap) {
+				if (grow(s) != 0) {
+					err = -ENOMEM; /* not added; the other rows are still noted */
+					continue;
+				}
+				/* e moved: the index's keys point into the old one.
+				 * Rebuilt, it holds this pass's new members too. */
+				if (indexed)
+					indexed = index_build(s) == 0;
 			}
 			k = &s->e[s->n++];
 			*k = (struct agent_known){ .point = point };
@@ -248,7 +277,10 @@ size_t agent_known_forget(struct agent_known_set *s, int64_t now_ms, uint32_t ho
 
 void agent_known_free(struct agent_known_set *s)
 {
-	free(s->index);
+	struct rs_hash_key key = s->hash_key;
+
+	HASH_CLEAR(hh, s->index);
+	free(s->slots);
 	free(s->e);
-	*s = (struct agent_known_set){ 0 };
+	agent_known_init(s, &key);
 }

@@ -28,6 +28,7 @@
 #include "util/logfmt.h"
 #include "util/mstime.h"
 #include "util/resolve.h"
+#include "util/program_version.h"
 
 enum {
 	EXIT_FLAGS = 2,
@@ -79,6 +80,7 @@ static const char usage[] =
 	"  --probe-missing FEATURE  act as if the kernel lacked FEATURE (repeatable; tests the\n"
 	"                        fallback): sk_lookup, so_netns_cookie, sockops_netns_cookie,\n"
 	"                        so_peerpidfd (docs/KERNEL.md, kernel features)\n"
+	"  --version             print the version and source commit, then exit\n"
 	"\n"
 	"Exit status: 0 stopped (steering goes on from the pins), 1 failure, 2 bad flags,\n"
 	"3 no sk_lookup or no privileges (gateways run redirect-only), 4 pinned program\n"
@@ -110,6 +112,7 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 		{ "member-burst", required_argument, NULL, O_MEMBER_BURST },
 		{ "store-timeout", required_argument, NULL, O_STORE_TIMEOUT },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	struct sockaddr_storage ss;
@@ -194,6 +197,7 @@ static int parse_flags(int argc, char **argv, struct agent_config *cfg)
 			break;
 		}
 		case 'h': fputs(usage, stdout); exit(0);
+		case 'V': rs_program_version("ringsteer-agent"); exit(0);
 		case ':':
 			fprintf(stderr, "ringsteer-agent: option %s needs a value\n", argv[optind - 1]);
 			return -EINVAL;
@@ -419,10 +423,13 @@ int main(int argc, char **argv)
 	struct agent_load_options lo = { 0 };
 	struct rs_store_options so;
 	char why[512] = "", ino[24], below[24];
+	struct rs_hash_key known_key;
 	int err, rc = 1;
 
 	if (parse_flags(argc, argv, &a.cfg))
 		return EXIT_FLAGS;
+	rs_hash_key_random(&known_key);
+	agent_known_init(&a.known, &known_key);
 	signal(SIGPIPE, SIG_IGN);
 	libbpf_set_print(libbpf_log);
 	lo.pin_root = a.cfg.pin_root;
@@ -470,10 +477,10 @@ int main(int argc, char **argv)
 	}
 	if (a.cfg.store_url) {
 		so = store_options(&a.cfg);
-		err = rs_store_open(a.cfg.store_url, &so, &a.store);
+		err = rs_store_open_why(a.cfg.store_url, &so, &a.store, why, sizeof(why));
 		if (err) {
 			rs_log(stderr, "error", "agent", "event", "store_failed", "store", a.cfg.store_url, "error",
-			       strerror(-err), NULL);
+			       strerror(-err), "reason", why, NULL);
 			goto cleanup;
 		}
 	}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* precompute.h - the supervisors the agent knows, and where the rule would
- * place each of them now (DESIGN.md, flow 6: "precomputed pins for known
- * supervisors with no session").
+ * place each of them now: the precomputed pins for known supervisors with
+ * no session (docs/KERNEL.md, "Sync").
  *
  * The known set remembers each member seen in a session row (its member id,
  * its source address, its ring point hashed once) for as long as it keeps
@@ -27,6 +27,7 @@
 
 #include "ringsteer/ring.h"
 #include "ringsteer/store.h"
+#include "util/keyed_hash.h"
 
 /* At most this many members are remembered; past it, new members are not
  * (the forgetting horizon makes room again). */
@@ -44,13 +45,14 @@ struct agent_known_set {
 	struct agent_known *e; /* sorted by member_id */
 	size_t n, cap;
 	uint64_t forgotten;    /* members forgotten since start */
-	/* member_id -> position in e, open addressing: index_cap pairs
-	 * {position (UINT32_MAX: empty), hash's high half}; rebuilt when e
-	 * changed (stale): a pass then costs one hash per row, not a binary
-	 * search of string compares. */
-	uint32_t *index;
-	size_t index_cap;      /* a power of two, at least twice n; 0: none */
+	/* member_id -> position in e: uthash over slots[0..n) (known.c),
+	 * hashed under hash_key; rebuilt when e changed (stale): a pass then
+	 * costs one hash per row, not a binary search of string compares. */
+	struct agent_known_slot *index; /* the table's head; NULL: empty */
+	struct agent_known_slot *slots; /* its entries, slots_cap of them */
+	size_t slots_cap;
 	bool index_stale;
+	struct rs_hash_key hash_key;    /* random (agent_known_init): member ids are peers' choice */
 };
 
 /* The live ring, kept between passes while the gateway ids stay the same. */
@@ -59,6 +61,12 @@ struct agent_ring_cache {
 	char (*ids)[RS_ID_MAX + 1];
 	size_t n;
 };
+
+/* Starts s empty, its index hashed under key (rs_hash_key_random(): the
+ * supervisors choose their member ids, and must not be able to choose ids
+ * that share a bucket).  A zeroed set is an empty set hashed under the
+ * all-zero key. */
+void agent_known_init(struct agent_known_set *s, const struct rs_hash_key *key);
 
 /* Notes a session listing (every row, live or not) taken at now_ms: marks
  * which known members have a live row (and only those); every row makes its
@@ -77,8 +85,13 @@ size_t agent_known_forget(struct agent_known_set *s, int64_t now_ms, uint32_t ho
 /* The known member member_id, or NULL. */
 const struct agent_known *agent_known_find(const struct agent_known_set *s, const char *member_id);
 
-/* Frees what s holds (s itself is the caller's). */
+/* Frees what s holds (s itself is the caller's), leaving it empty under
+ * the same key. */
 void agent_known_free(struct agent_known_set *s);
+
+/* The most members in one bucket of the index, 0 when there is none (for
+ * tests: ids the hash fails to spread show here). */
+size_t agent_known_chain_max(const struct agent_known_set *s);
 
 /* Called once per precomputed placement, in member order: gateway_id is
  * where k would be placed arriving through the Service now.  A non-zero

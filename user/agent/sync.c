@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* sync.c - follows the store and rewrites the steering maps (DESIGN.md,
- * flow 6), once per --sync-interval:
+/* sync.c - follows the store and rewrites the steering maps (docs/KERNEL.md,
+ * "Sync"), once per --sync-interval:
  *
  *  - slots: a slot whose listener is gone and whose gateway is no longer
  *    live in the store (or, without a store, at once) is freed;

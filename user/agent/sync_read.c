@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sync_read.c - a sync pass's store read runs on the store worker, never on
- * the event loop (DESIGN.md, Scale: "No event loop ever waits on the
- * store"), and its answer is applied to the maps on the loop (sync.c).
+ * the event loop (no event loop ever waits on the store: docs/ARCHITECTURE.md,
+ * "Where the store work runs"), and its answer is applied to the maps on
+ * the loop (sync.c).
  *
  * At most one read is in flight: a tick that finds one still running is
  * skipped and counted, so a store that stops answering holds one read, not

@@ -80,6 +80,7 @@ int ctl_drain(int argc, char **argv)
 {
 	struct drain_args a;
 	struct rs_store *st = NULL;
+	char why[RS_STORE_ERROR_MAX];
 	int err, rc;
 
 	rc = parse_args(argc, argv, &a);
@@ -89,6 +90,7 @@ int ctl_drain(int argc, char **argv)
 	if (rc)
 		return rc;
 	err = rs_store_gateway_set_state(st, a.id, RS_GATEWAY_DRAINING);
+	snprintf(why, sizeof(why), "%s", ctl_store_why(st, err));
 	rs_store_close(st);
 	if (err == -ENOENT) {
 		fputs("ringsteerctl drain: no gateway ", stderr);
@@ -97,7 +99,7 @@ int ctl_drain(int argc, char **argv)
 		return 1;
 	}
 	if (err) {
-		fprintf(stderr, "ringsteerctl drain: cannot write store %s: %s\n", a.url, strerror(-err));
+		fprintf(stderr, "ringsteerctl drain: cannot write store %s: %s\n", a.url, why);
 		return 1;
 	}
 	if (a.json) {

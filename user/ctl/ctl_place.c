@@ -193,19 +193,21 @@ static int place_from_store(const struct place_args *a)
 	struct rs_store *st = NULL;
 	char target[RS_ID_MAX + 1];
 	struct rs_decision d;
+	char why[RS_STORE_ERROR_MAX];
 	int rc, err;
 
 	rc = ctl_store_open("place", a->o.store, CTL_STORE_READ, a->o.ttl_ms, &st);
 	if (rc)
 		return rc;
 	err = rs_store_whatif(st, a->member, rs_wall_ms(), &d, target);
+	snprintf(why, sizeof(why), "%s", ctl_store_why(st, err));
 	rs_store_close(st);
 	if (err == -ENOENT) {
 		fprintf(stderr, "ringsteerctl place: no serving gateway in store %s\n", a->o.store);
 		return 1;
 	}
 	if (err) {
-		fprintf(stderr, "ringsteerctl place: cannot read store %s: %s\n", a->o.store, strerror(-err));
+		fprintf(stderr, "ringsteerctl place: cannot read store %s: %s\n", a->o.store, why);
 		return 1;
 	}
 	print_decision(a, target, &d);

@@ -232,7 +232,7 @@ static int ring_from_store(const struct ring_args *a)
 	rc = 1;
 	err = rs_store_list_gateways(st, rs_wall_ms(), false, &rows, &n);
 	if (err) {
-		fprintf(stderr, "ringsteerctl ring: cannot read store %s: %s\n", a->o.store, strerror(-err));
+		fprintf(stderr, "ringsteerctl ring: cannot read store %s: %s\n", a->o.store, ctl_store_why(st, err));
 		err = 0;
 		goto cleanup;
 	}

@@ -172,15 +172,17 @@ static int frame(const struct status_args *a, FILE *out)
 {
 	struct rs_store *st = NULL;
 	struct ctl_fleet f;
+	char why[RS_STORE_ERROR_MAX];
 	int rc, err;
 
 	rc = ctl_store_open("status", a->url, CTL_STORE_READ, a->ttl_ms, &st);
 	if (rc)
 		return rc;
 	err = ctl_fleet_read(st, rs_wall_ms(), &f);
+	snprintf(why, sizeof(why), "%s", ctl_store_why(st, err));
 	rs_store_close(st);
 	if (err) {
-		fprintf(stderr, "ringsteerctl status: cannot read store %s: %s\n", a->url, strerror(-err));
+		fprintf(stderr, "ringsteerctl status: cannot read store %s: %s\n", a->url, why);
 		return 1;
 	}
 	if (a->json)

@@ -73,12 +73,20 @@ int ctl_store_open(const char *name, const char *url, enum ctl_store_mode mode, 
 		.read_only = mode == CTL_STORE_READ,
 		.no_create = mode != CTL_STORE_CREATE,
 	};
-	int err = rs_store_open(url, &opt, st);
+	char why[RS_STORE_ERROR_MAX];
+	int err = rs_store_open_why(url, &opt, st, why, sizeof(why));
 
+	if (err == -EINVAL && why[0])
+		return ctl_usage_error(name, "--store: '%s' is not a store URL: %s", url, why);
 	if (err == -EINVAL)
 		return ctl_usage_error(name, "--store: '%s' is not a store URL (sqlite:PATH, postgres://...)", url);
 	if (err == -EPROTONOSUPPORT)
 		return ctl_usage_error(name, "--store: unsupported scheme in '%s'", url);
+	if (err == -ENOENT && why[0]) {
+		fprintf(stderr, "ringsteerctl %s: no store at %s: %s; a gateway or `ringsteerctl init` creates it\n",
+			name, url, why);
+		return 1;
+	}
 	if (err == -ENOENT) {
 		fprintf(stderr, "ringsteerctl %s: no store at %s (no such file, or no ringsteer schema; a gateway "
 			"or `ringsteerctl init` creates it)\n", name, url);
@@ -90,8 +98,14 @@ int ctl_store_open(const char *name, const char *url, enum ctl_store_mode mode, 
 		return 1;
 	}
 	if (err == -EUCLEAN) {
-		fprintf(stderr, "ringsteerctl %s: store %s is damaged (not a database, or corrupt); restore it "
-			"from a backup\n", name, url);
+		fprintf(stderr, "ringsteerctl %s: store %s is damaged (%s); restore it from a backup\n", name, url,
+			why[0] ? why : "not a database, or corrupt");
+		return 1;
+	}
+	/* The backend's own reason says more than any errno: "connection
+	 * refused" and "password authentication failed" are both -EIO. */
+	if (err && why[0]) {
+		fprintf(stderr, "ringsteerctl %s: cannot open store %s: %s\n", name, url, why);
 		return 1;
 	}
 	if (err == -EIO) {
@@ -104,6 +118,13 @@ int ctl_store_open(const char *name, const char *url, enum ctl_store_mode mode, 
 		return 1;
 	}
 	return 0;
+}
+
+const char *ctl_store_why(const struct rs_store *st, int err)
+{
+	const char *why = rs_store_last_error(st);
+
+	return why[0] ? why : strerror(-err);
 }
 
 int ctl_store_run(const struct ctl_store_cmd *cmd, int argc, char **argv)
@@ -120,7 +141,7 @@ int ctl_store_run(const struct ctl_store_cmd *cmd, int argc, char **argv)
 		return rc;
 	err = cmd->list(st, &a, rs_wall_ms());
 	if (err) {
-		fprintf(stderr, "ringsteerctl %s: cannot read store %s: %s\n", cmd->name, a.url, strerror(-err));
+		fprintf(stderr, "ringsteerctl %s: cannot read store %s: %s\n", cmd->name, a.url, ctl_store_why(st, err));
 		rc = 1;
 	} else {
 		rc = ctl_flush_output(cmd->name);

@@ -39,9 +39,14 @@ enum ctl_store_mode {
 /* Opens the store at url for command name, rows older than ttl_ms (0: the
  * store's default) counting as dead.  Returns 0 and *st, 2 after a usage
  * error (a malformed URL), or 1 after one line on stderr naming the URL: no
- * store there (the file does not exist), or why it cannot be opened. */
+ * store there (the file does not exist), or why it cannot be opened, in
+ * the backend's words when it gave some (libpq's, SQLite's). */
 int ctl_store_open(const char *name, const char *url, enum ctl_store_mode mode, uint32_t ttl_ms,
 		   struct rs_store **st);
+
+/* Why a call on st failed with err, for a message: the backend's own
+ * words when it gave some (rs_store_last_error), else strerror. */
+const char *ctl_store_why(const struct rs_store *st, int err);
 
 
 /* Runs a listing: parses argv (argv[0] the subcommand), opens the store,

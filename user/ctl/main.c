@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "util/program_version.h"
 
 static const char usage[] =
 	"NAME\n"
@@ -15,6 +16,7 @@ static const char usage[] =
 	"    ringsteerctl COMMAND [ARGS]\n"
 	"    ringsteerctl COMMAND --help\n"
 	"    ringsteerctl help COMMAND\n"
+	"    ringsteerctl --version\n"
 	"\n"
 	"COMMANDS\n"
 	"    status [--store URL] [--ttl MS] [--json] [--watch[=SECONDS]] [--width N]\n"
@@ -106,6 +108,10 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		fputs(usage, stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		rs_program_version("ringsteerctl");
 		return 0;
 	}
 	if (strcmp(argv[1], "help") == 0)

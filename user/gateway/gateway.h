@@ -21,6 +21,7 @@
 
 #include "ringsteer/drain.h"
 #include "ringsteer/gateway_core.h"
+#include "ringsteer/histogram.h"
 #include "ringsteer/keyring.h"
 #include "ringsteer/proto.h"
 #include "ringsteer/store.h"
@@ -162,6 +163,7 @@ struct gateway {
 	struct rs_accept_pause pause_listen, pause_peer; /* each listener out of descriptors (accept_errors.c) */
 	uint64_t nofile;              /* RLIMIT_NOFILE as raised at start; 0: unlimited */
 	struct gw_agent_link agent_listen, agent_peer; /* with --agent: each listener's registration */
+	struct rs_histogram store_seconds[RS_GW_STORE_OP_COUNT]; /* store calls' run time by kind (store_timing.c) */
 };
 
 /* Now, as the core takes it. */
@@ -290,6 +292,16 @@ void gw_unauth_evicted(struct gateway *gw, const char *source);
 
 /* ringsteer_gateway_unauth_evictions_total (unauth_evict.c). */
 void gw_unauth_metrics(const struct gateway *gw, struct evbuffer *b);
+
+/* Gives each store call kind's histogram its bounds (store_timing.c). */
+void gw_store_timing_init(struct gateway *gw);
+
+/* A store call of op ran us microseconds on the worker (store_timing.c). */
+void gw_store_timing_observe(struct gateway *gw, enum rs_gw_store_op op, uint64_t us);
+
+/* The latency histograms: admission and handoff (the core's), store calls
+ * by kind (metrics_latency.c). */
+void gw_latency_metrics(const struct gateway *gw, struct evbuffer *b);
 
 /* Serves /metrics, /readyz, /healthz on cfg.metrics.  Returns 0 or -errno (metrics.c). */
 int gw_metrics_start(struct gateway *gw);

@@ -19,6 +19,7 @@
 #include "util/http.h"
 #include "util/logfmt.h"
 #include "util/mstime.h"
+#include "util/program_version.h"
 
 #include <openssl/crypto.h>
 
@@ -103,7 +104,8 @@ static const char usage[] =
 	"                          resumes; the signing key encrypts, it and the two before\n"
 	"                          it decrypt.  Without it no tickets are issued\n"
 	"  --insecure              plaintext: no TLS (logged, and exported as\n"
-	"                          ringsteer_gateway_insecure 1)\n";
+	"                          ringsteer_gateway_insecure 1)\n"
+	"  --version               print the version and source commit, then exit\n";
 
 static int parse_ms(const char *flag, const char *text, uint32_t *out)
 {
@@ -156,6 +158,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		{ "tls-ticket-keys", required_argument, NULL, O_TLS_TICKETS },
 		{ "insecure", no_argument, NULL, O_INSECURE },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	struct sockaddr_storage ss;
@@ -252,6 +255,7 @@ static int parse_flags(int argc, char **argv, struct gw_config *cfg)
 		case O_TLS_TICKETS: cfg->tls_ticket_keys = optarg; break;
 		case O_INSECURE: cfg->insecure = true; break;
 		case 'h': fputs(usage, stdout); exit(0);
+		case 'V': rs_program_version("ringsteer-gateway"); exit(0);
 		case ':':
 			fprintf(stderr, "ringsteer-gateway: option %s needs a value\n", argv[optind - 1]);
 			return -EINVAL;
@@ -416,7 +420,7 @@ int main(int argc, char **argv)
 	struct rs_store_options opt = { 0 };
 	struct rs_gw_core_config core_cfg;
 	struct timeval tick;
-	char nofile[24], max_sessions[16];
+	char nofile[24], max_sessions[16], why[RS_STORE_ERROR_MAX];
 	int err, rc = 1;
 
 	if (parse_flags(argc, argv, &gw.cfg))
@@ -434,10 +438,10 @@ int main(int argc, char **argv)
 	opt.ttl_ms = gw.cfg.ttl_ms;
 	opt.reservation_ms = gw.cfg.reservation_ms;
 	opt.busy_timeout_ms = gw.cfg.store_timeout_ms;
-	err = rs_store_open(gw.cfg.store_url, &opt, &gw.store);
+	err = rs_store_open_why(gw.cfg.store_url, &opt, &gw.store, why, sizeof(why));
 	if (err) {
 		rs_log(stderr, "error", gw.who, "event", "store_failed", "url", gw.cfg.store_url, "error",
-		       strerror(-err), NULL);
+		       strerror(-err), "reason", why, NULL);
 		goto cleanup;
 	}
 	err = gw_unauth_init(&gw.unauth, gw.cfg.max_unauth, gw.cfg.max_unauth_per_source);
@@ -458,6 +462,7 @@ int main(int argc, char **argv)
 	/* Without an agent the gateway runs on, redirect-only: placement stays
 	 * correct, only the round trip returns; the heartbeat tries again. */
 	gw_agent_register_start(&gw);
+	gw_store_timing_init(&gw);
 	err = gw_metrics_start(&gw);
 	if (err) {
 		rs_log(stderr, "error", gw.who, "event", "metrics_failed", "metrics", gw.cfg.metrics, "error",

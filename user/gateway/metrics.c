@@ -190,6 +190,7 @@ static void render(const void *ctx, struct evbuffer *b)
 	}
 	gw_accept_metrics(gw, b);
 	gw_unauth_metrics(gw, b);
+	gw_latency_metrics(gw, b);
 	if (!gw->tls)
 		return;
 	rs_metrics_family(b, "ringsteer_gateway_tls_cert_expiry_timestamp_seconds", "gauge",

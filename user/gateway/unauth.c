@@ -1,39 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* unauth.c - the unauthenticated pool (unauth.h): sources in a uthash
  * table, each with its connections oldest first, and in one list per
- * count so that the largest is at hand.  The hash is keyed with a random
- * seed: a peer choosing addresses (an IPv6 /64 gives it plenty) cannot aim
- * them at one bucket. */
+ * count so that the largest is at hand.  The hash is SipHash under the
+ * pool's own random key (util/keyed_hash.h): a peer choosing addresses (an
+ * IPv6 /64 gives it 2^64) cannot aim them at one bucket. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <netinet/in.h>
-#include <sys/random.h>
 
 #include "unauth.h"
 
-static uint64_t mix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static unsigned seeded_hash(uint64_t seed, const void *key)
-{
-	uint64_t a, b;
-
-	memcpy(&a, key, 8);
-	memcpy(&b, (const uint8_t *)key + 8, 8);
-	return (unsigned)mix(mix(a ^ seed) ^ b);
-}
-
 /* uthash hashes with this; every function using HASH_FIND or HASH_ADD has
- * the table's seed in seed_. */
-#define HASH_FUNCTION(keyptr, keylen, hashv) ((void)(keylen), (hashv) = seeded_hash(seed_, (keyptr)))
+ * the pool's key in hash_key_. */
+#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = (unsigned)rs_keyed_hash(hash_key_, (keyptr), (keylen)))
 /* Out of memory growing the buckets: the add is undone and reported. */
 #define HASH_NONFATAL_OOM 1
 #define uthash_nonfatal_oom(elt) (oom_ = true)
@@ -83,7 +64,7 @@ static void recount(struct gw_unauth *t, struct gw_unauth_source *s, int delta)
 
 static struct gw_unauth_source *find(const struct gw_unauth *t, const struct gw_unauth_key *k)
 {
-	const uint64_t seed_ = t->seed;
+	const struct rs_hash_key *hash_key_ = &t->hash_key;
 	struct gw_unauth_source *s = NULL;
 
 	HASH_FIND(hh, t->by_key, k, sizeof(*k), s);
@@ -108,10 +89,7 @@ int gw_unauth_init(struct gw_unauth *t, uint32_t max_total, uint32_t max_per_sou
 		t->entries[i].cnext = t->unused;
 		t->unused = &t->entries[i];
 	}
-	/* Without the random source the hash is merely predictable: not
-	 * worth refusing to start. */
-	if (getrandom(&t->seed, sizeof(t->seed), GRND_NONBLOCK) != (ssize_t)sizeof(t->seed))
-		t->seed = mix((uint64_t)time(NULL) ^ (uint64_t)getpid() << 32);
+	rs_hash_key_random(&t->hash_key);
 	return 0;
 }
 
@@ -155,7 +133,7 @@ enum gw_unauth_verdict gw_unauth_admit(const struct gw_unauth *t, const struct g
 
 int gw_unauth_insert(struct gw_unauth *t, const struct gw_unauth_key *k, struct gw_unauth_node *node)
 {
-	const uint64_t seed_ = t->seed;
+	const struct rs_hash_key *hash_key_ = &t->hash_key;
 	struct gw_unauth_source *s;
 	bool oom_ = false;
 
@@ -223,4 +201,15 @@ uint32_t gw_unauth_count(const struct gw_unauth *t, const struct gw_unauth_key *
 	const struct gw_unauth_source *s = t->entries ? find(t, k) : NULL;
 
 	return s ? s->count : 0;
+}
+
+uint32_t gw_unauth_chain_max(const struct gw_unauth *t)
+{
+	const UT_hash_table *tbl = t->by_key ? t->by_key->hh.tbl : NULL;
+	uint32_t longest = 0;
+
+	for (unsigned i = 0; tbl && i < tbl->num_buckets; i++)
+		if (tbl->buckets[i].count > longest)
+			longest = tbl->buckets[i].count;
+	return longest;
 }

@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 
 #include "unauth_fair.h"
+#include "util/keyed_hash.h"
 
 #define GW_UNAUTH_MAX 65536 /* largest max_total accepted */
 
@@ -39,7 +40,7 @@ struct gw_unauth_node {
 };
 
 struct gw_unauth {
-	struct gw_unauth_source *by_key;     /* uthash, keyed by address with a random seed */
+	struct gw_unauth_source *by_key;     /* uthash by address, SipHash under hash_key */
 	struct gw_unauth_source *entries;    /* max_total of them, allocated at init */
 	struct gw_unauth_source *unused;     /* those holding nothing */
 	struct gw_unauth_source **by_count;  /* [n]: the sources holding n, n <= count_max */
@@ -49,11 +50,13 @@ struct gw_unauth {
 	size_t sources;                      /* sources holding at least one */
 	uint32_t max_total;
 	uint32_t max_per_source;
-	uint64_t seed;                       /* keys the hash: a peer cannot pick colliding addresses */
+	struct rs_hash_key hash_key;         /* random at init: a peer cannot pick colliding addresses */
 };
 
 /* Allocates the pool for max_total (1..GW_UNAUTH_MAX) connections, at
- * most max_per_source (>= 1) per source.  Returns 0, -EINVAL, -ENOMEM. */
+ * most max_per_source (>= 1) per source, its hash under a random key of
+ * its own (a test may set hash_key before the first insert).  Returns 0,
+ * -EINVAL, -ENOMEM. */
 int gw_unauth_init(struct gw_unauth *t, uint32_t max_total, uint32_t max_per_source);
 
 /* Frees the pool; a zeroed one is allowed. */
@@ -79,5 +82,9 @@ void gw_unauth_remove(struct gw_unauth *t, struct gw_unauth_node *node);
 
 /* Connections from k now (for tests and logs). */
 uint32_t gw_unauth_count(const struct gw_unauth *t, const struct gw_unauth_key *k);
+
+/* The most sources in one bucket of the hash (for tests: addresses the
+ * hash fails to spread show here, as lookups that walk long chains). */
+uint32_t gw_unauth_chain_max(const struct gw_unauth *t);
 
 #endif

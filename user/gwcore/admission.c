@@ -78,6 +78,7 @@ static void attach(struct rs_gw_link *l, enum rs_gw_session_state s)
 
 	gwc_deadline_clear(l);
 	gwc_set_state(l, s);
+	gwc_timing_admitted(l);
 	snprintf(f.u.accept.gateway_id, sizeof(f.u.accept.gateway_id), "%s", core->cfg.id);
 	snprintf(f.u.accept.peer, sizeof(f.u.accept.peer), "%s", core->cfg.advertise_peer);
 	f.u.accept.heartbeat_ms = core->cfg.heartbeat_ms;
@@ -180,6 +181,7 @@ void gwc_admission_answered(struct rs_gw_core *core, struct gwc_item *it, const 
 		snprintf(f.u.redirect.gateway_id, sizeof(f.u.redirect.gateway_id), "%s", a->target_id);
 		snprintf(f.u.redirect.peer, sizeof(f.u.redirect.peer), "%s", a->target_peer);
 		f.u.redirect.reason = RS_REDIRECT_PLACEMENT;
+		gwc_timing_admitted(l);
 		gwc_send(l, &f);
 		gwc_close(l, true);
 		return;
@@ -198,6 +200,7 @@ void gwc_hello(struct rs_gw_link *l, const struct rs_hello *h)
 	uint64_t expiry;
 	int err;
 
+	l->hello_ms = core->now.mono_ms;
 	snprintf(l->member_id, sizeof(l->member_id), "%s", h->member_id);
 	snprintf(l->instance_id, sizeof(l->instance_id), "%s", h->instance_id);
 	err = gwc_token_verify(core, h->token, h->member_id, &expiry);

@@ -41,6 +41,7 @@ int rs_gw_core_new(const struct rs_gw_core_config *cfg, const struct rs_gw_callb
 	core->next_heartbeat_ms = now.mono_ms + cfg->heartbeat_ms;
 	core->drain_wake_ms = GWC_WAKE_NEVER;
 	core->deferred_wake_ms = GWC_WAKE_NEVER;
+	gwc_timing_init(core);
 	*out = core;
 	return 0;
 }
@@ -260,8 +261,8 @@ void rs_gw_core_link_closed(struct rs_gw_core *core, struct rs_gw_link *l, enum 
 		gwc_end_session(core, l->member_id, l->epoch, true);
 	gwc_req_forget(l);
 	gwc_deadline_clear(l);
-	if (l->indexed)
-		gwc_set_state(l, RS_GW_CLOSING); /* out of the index */
+	if (l->indexed || l->state == RS_GW_HANDOFF)
+		gwc_set_state(l, RS_GW_CLOSING); /* out of the index, and a handoff's end timed */
 	core->n_state[l->state]--;
 	if (core->drain_cursor == l)
 		core->drain_cursor = l->next;

@@ -2,8 +2,9 @@
 /* gwcore.h - the gateway core's state, shared by its files (private to
  * the library).  One struct rs_gw_core per gateway; every link is a struct
  * rs_gw_link it owns.  Files, lowest first, each calling only those before
- * it: log.c, deadline.c (the deadline lists), link.c (links, states and
- * their counts, the member index, frames and closes out, logging),
+ * it: log.c, deadline.c (the deadline lists), timing.c (the latency
+ * histograms), link.c (links, states and their counts, the member index,
+ * frames and closes out, logging),
  * store_queue.c (requests out, the admission queue
  * and its batches, the store's health, session ends), overload.c (the
  * queue's pace: its deadline, shedding and retry hints), rounds.c, move.c
@@ -65,6 +66,8 @@ struct rs_gw_link {
 	uint8_t hello_flags;
 	uint64_t epoch;
 	uint32_t sandboxes;
+	int64_t hello_ms;                     /* monotonic: when its HELLO was read (admission timing) */
+	int64_t handoff_ms;                   /* monotonic: when the drain's REDIRECT was sent (handoff timing) */
 	char source[RS_ENDPOINT_MAX + 1];
 	char member_id[RS_ID_MAX + 1];
 	char instance_id[RS_INSTANCE_MAX + 1];
@@ -128,8 +131,17 @@ struct rs_gw_core {
 	struct rs_drain drain;
 	struct rs_gw_link *drain_cursor;
 	struct rs_gw_counters counters;
+	struct rs_histogram hist[RS_GW_HIST_COUNT]; /* timing.c */
 	struct gwc_log_rate reject_log[RS_GW_REJECT_COUNT];
 };
+
+/* ---- timing.c ---- */
+/* Gives every histogram its bounds (empty). */
+void gwc_timing_init(struct rs_gw_core *core);
+/* l's admission answered (ACCEPT or placement REDIRECT sent) now. */
+void gwc_timing_admitted(struct rs_gw_link *l);
+/* l leaves HANDOFF now, however its handoff ended. */
+void gwc_timing_handoff_ended(struct rs_gw_link *l);
 
 /* ---- link.c ---- */
 static inline bool gwc_attached_state(enum rs_gw_session_state s)

@@ -122,6 +122,10 @@ void gwc_set_state(struct rs_gw_link *l, enum rs_gw_session_state s)
 	struct rs_gw_core *core = l->core;
 	bool was = gwc_attached_state(l->state), is = gwc_attached_state(s);
 
+	/* Every way out of a handoff passes here: left, timed out, cut by the
+	 * budget or a stop, superseded. */
+	if (l->state == RS_GW_HANDOFF && s != RS_GW_HANDOFF)
+		gwc_timing_handoff_ended(l);
 	core->n_state[l->state]--;
 	core->n_state[s]++;
 	l->state = s;

@@ -69,6 +69,7 @@ void gwc_move_answered(struct rs_gw_core *core, struct gwc_item *it, const struc
 		core->counters.redirects_deferred++;
 	else
 		core->counters.redirects_drain++;
+	l->handoff_ms = core->now.mono_ms;
 	gwc_set_state(l, deferred ? RS_GW_DEFER_MOVED : RS_GW_HANDOFF);
 	gwc_deadline_set(&core->handoff_dl, l, core->now.mono_ms + core->cfg.handoff_timeout_ms);
 }

@@ -57,6 +57,18 @@ static int admit(const struct rs_gw_store_ops *ops, void *st, struct rs_gw_store
 	return err;
 }
 
+static const char *const op_labels[RS_GW_STORE_OP_COUNT] = {
+	[RS_GW_STORE_ADMIT] = "admit",           [RS_GW_STORE_CLAIM] = "claim",
+	[RS_GW_STORE_LEAVE] = "leave",           [RS_GW_STORE_SANDBOXES] = "sandboxes",
+	[RS_GW_STORE_HEARTBEAT] = "heartbeat",   [RS_GW_STORE_MEMBERSHIP] = "membership",
+	[RS_GW_STORE_DRAINING] = "draining",
+};
+
+const char *rs_gw_store_op_label(enum rs_gw_store_op op)
+{
+	return (unsigned)op < RS_GW_STORE_OP_COUNT ? op_labels[op] : "unknown";
+}
+
 int rs_gw_store_run(const struct rs_gw_store_ops *ops, void *st, struct rs_gw_store_req *req, int64_t now_ms)
 {
 	switch (req->op) {

@@ -164,8 +164,12 @@ struct rs_store_backend {
 			     * table maps every scheme it serves to it) */
 
 	/* Connects to url (the whole URL, scheme included), applying opt (all
-	 * filled in).  Returns 0, -EINVAL (malformed location), -EIO, -ENOMEM. */
-	int (*open)(const char *url, const struct rs_store_options *opt, struct rs_db **out);
+	 * filled in).  Returns 0, -EINVAL (malformed location), -EIO, -ENOMEM.
+	 * error (may be NULL) is RS_STORE_ERROR_MAX bytes that outlive the
+	 * connection: whenever a call fails for a reason the database library
+	 * gave (libpq's message, SQLite's), this one or any later, the backend
+	 * puts it there with rs_store_error_set(). */
+	int (*open)(const char *url, const struct rs_store_options *opt, char *error, struct rs_db **out);
 	void (*close)(struct rs_db *db);
 
 	int (*begin)(struct rs_db *db, enum rs_txn kind);
@@ -214,6 +218,14 @@ struct rs_store_backend {
 
 extern const struct rs_store_backend rs_store_sqlite_backend;
 extern const struct rs_store_backend rs_store_pg_backend;
+
+/* Writes the reason for a failure, printf-style, into error
+ * (RS_STORE_ERROR_MAX bytes; NULL: nothing is written) on one line: runs of
+ * white space become one space, or "; " where a line ends (libpq's
+ * messages span lines), other control characters '?', cut to fit.  Only the first reason since error was
+ * cleared is kept: it explains the failure, and what fails after it (a
+ * rollback on a broken connection) follows from it. */
+void rs_store_error_set(char *error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Parameter constructors for the callers of exec(). */
 static inline struct rs_db_value rs_db_int(int64_t i)

@@ -14,6 +14,7 @@
  * returns are 0 or negative errno, never a partial result.  A handle is
  * used by one thread at a time. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -107,6 +108,7 @@ int rs_store_txn(struct rs_store *st, enum rs_txn kind, int (*body)(struct rs_st
 {
 	int err;
 
+	st->error[0] = '\0'; /* each call's reason is its own */
 	st->statements++;
 	err = st->be->begin(st->db, kind);
 	if (err)
@@ -303,10 +305,18 @@ static int migrate(struct rs_store *st, void *arg)
 
 int rs_store_open(const char *url, const struct rs_store_options *opt, struct rs_store **out)
 {
+	return rs_store_open_why(url, opt, out, NULL, 0);
+}
+
+int rs_store_open_why(const char *url, const struct rs_store_options *opt, struct rs_store **out, char *why,
+		      size_t why_size)
+{
 	const struct rs_store_backend *be = NULL;
 	struct rs_store *st = NULL;
 	int err;
 
+	if (why && why_size)
+		why[0] = '\0';
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
@@ -327,7 +337,7 @@ int rs_store_open(const char *url, const struct rs_store_options *opt, struct rs
 		st->opt.reservation_ms = DEFAULT_RESERVATION_MS;
 	if (!st->opt.busy_timeout_ms)
 		st->opt.busy_timeout_ms = DEFAULT_BUSY_TIMEOUT_MS;
-	err = be->open(url, &st->opt, &st->db);
+	err = be->open(url, &st->opt, st->error, &st->db);
 	if (err)
 		goto cleanup;
 	err = rs_store_txn(st, RS_TXN_WRITE, migrate, NULL);
@@ -337,6 +347,8 @@ int rs_store_open(const char *url, const struct rs_store_options *opt, struct rs
 		err = -EIO;
 cleanup:
 	if (err) {
+		if (why && why_size)
+			snprintf(why, why_size, "%s", st->error);
 		rs_store_close(st);
 		return err;
 	}
@@ -369,6 +381,7 @@ int rs_store_watch(struct rs_store *st)
 		return -EINVAL;
 	if (!st->be->watch)
 		return -EOPNOTSUPP;
+	st->error[0] = '\0';
 	return st->be->watch(st->db);
 }
 
@@ -378,6 +391,7 @@ int rs_store_watch_consume(struct rs_store *st)
 		return -EINVAL;
 	if (!st->be->watch_consume)
 		return -EOPNOTSUPP;
+	st->error[0] = '\0';
 	return st->be->watch_consume(st->db);
 }
 

@@ -28,6 +28,8 @@ struct rs_store {
 	struct rs_db *db;
 	struct rs_store_options opt;
 	uint64_t statements;          /* rs_store_statements() */
+	char error[RS_STORE_ERROR_MAX]; /* rs_store_last_error(): the backend writes it
+					 * (rs_store_error_set), each call clears it */
 
 	/* The store's clock (PostgreSQL's server): the skew measured at the
 	 * running transaction's begin (rs_store_clock_skew()), and the shift

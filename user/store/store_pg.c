@@ -139,6 +139,7 @@ enum {
 struct rs_db {
 	PGconn *conn;
 	PGconn *watch;
+	char *error;        /* the store's reason (backend.h, open): libpq's words */
 	bool read_only;
 	bool stale;         /* conn answered read-only: dropped at the next begin() */
 	bool multi_host;    /* the URL names several hosts (libpq tries them in order) */
@@ -178,6 +179,31 @@ static void on_notice(void *arg, const PGresult *res)
 		db->fatal_notices++;
 }
 
+/* Keeps libpq's last message on conn as the store's reason (when it has
+ * one: a timeout leaves none). */
+static void note_conn(struct rs_db *db, PGconn *conn)
+{
+	const char *msg = conn ? PQerrorMessage(conn) : NULL;
+
+	if (msg && *msg)
+		rs_store_error_set(db->error, "%s", msg);
+}
+
+/* Keeps the reason of a failed result (res may be NULL): the server's
+ * primary message (no "ERROR:" and no context lines), else libpq's. */
+static void note_result(struct rs_db *db, PGconn *conn, const PGresult *res)
+{
+	const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+	const char *msg = res ? PQresultErrorMessage(res) : NULL;
+
+	if (primary && *primary)
+		rs_store_error_set(db->error, "%s", primary);
+	else if (msg && *msg)
+		rs_store_error_set(db->error, "%s", msg);
+	else
+		note_conn(db, conn);
+}
+
 /* The error for a failed result (res may be NULL).  A connection found
  * broken is -EIO and stays broken until the next begin() resets it. */
 static int result_error(PGconn *conn, const PGresult *res)
@@ -203,6 +229,7 @@ static int judge(struct rs_db *db, PGconn *conn, const PGresult *res)
 	if (conn == db->conn && res && !db->read_only &&
 	    (rs_pg_sqlstate_drops(PQresultErrorField(res, PG_DIAG_SQLSTATE)) || (hot && strcmp(hot, "on") == 0)))
 		db->stale = true;
+	note_result(db, conn, res);
 	return result_error(conn, res);
 }
 
@@ -298,8 +325,10 @@ static int round_trip(struct rs_db *db, PGconn *conn, int queued, uint32_t wait_
 	int err;
 
 	*res = NULL;
-	if (!queued)
+	if (!queued) {
+		note_conn(db, conn);
 		return -EIO;
+	}
 	err = flush_query(conn, deadline);
 	if (!err && db->committing && db->commit_sent)
 		db->commit_sent(db->commit_sent_ctx, PQsocket(conn));
@@ -321,6 +350,8 @@ static int round_trip(struct rs_db *db, PGconn *conn, int queued, uint32_t wait_
 	*res = NULL;
 	if (err == -ETIMEDOUT)
 		abandon(db, conn);
+	else
+		note_conn(db, conn);
 	return err;
 }
 
@@ -353,6 +384,7 @@ static PGconn *connect_db(struct rs_db *db)
 		return NULL;
 	PQsetNoticeReceiver(conn, on_notice, db);
 	if (PQstatus(conn) != CONNECTION_OK || PQsetnonblocking(conn, 1) != 0) {
+		note_conn(db, conn);
 		PQfinish(conn);
 		return NULL;
 	}
@@ -388,7 +420,7 @@ static void pg_close(struct rs_db *db)
 
 /* Checks url is a libpq URI and copies it with its scheme lower-cased
  * (store.c matched the scheme case-insensitively; libpq does not). */
-static int copy_url(const char *url, char **out, bool *multi_host)
+static int copy_url(const char *url, char *error, char **out, bool *multi_host)
 {
 	const char *colon = strchr(url, ':');
 	PQconninfoOption *parsed;
@@ -407,6 +439,7 @@ static int copy_url(const char *url, char **out, bool *multi_host)
 		free(copy);
 		if (!errmsg)
 			return -ENOMEM;
+		rs_store_error_set(error, "%s", errmsg);
 		PQfreemem(errmsg);
 		return -EINVAL;
 	}
@@ -464,7 +497,7 @@ static void set_params(struct rs_db *db)
 	}
 }
 
-static int pg_open(const char *url, const struct rs_store_options *opt, struct rs_db **out)
+static int pg_open(const char *url, const struct rs_store_options *opt, char *error, struct rs_db **out)
 {
 	struct rs_db *db;
 	uint64_t statement_ms;
@@ -474,7 +507,8 @@ static int pg_open(const char *url, const struct rs_store_options *opt, struct r
 	db = calloc(1, sizeof(*db));
 	if (!db)
 		return -ENOMEM;
-	err = copy_url(url, &db->url, &db->multi_host);
+	db->error = error;
+	err = copy_url(url, error, &db->url, &db->multi_host);
 	if (err)
 		goto cleanup;
 	db->read_only = opt->read_only;
@@ -881,8 +915,10 @@ static int pg_exec(struct rs_db *db, enum rs_stmt id, const struct rs_db_value *
 	if ((unsigned)id >= RS_STMT_COUNT || (rs_store_stmts[id].n_params && !params))
 		return -EINVAL;
 	def = &rs_store_stmts[id];
-	if (!db->conn || PQstatus(db->conn) != CONNECTION_OK)
+	if (!db->conn || PQstatus(db->conn) != CONNECTION_OK) {
+		note_conn(db, db->conn);
 		return -EIO;
+	}
 	err = prepare(db, id);
 	if (err)
 		return err;

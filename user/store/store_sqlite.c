@@ -47,6 +47,7 @@ static const char *const txn_sql[TXN_COUNT] = {
 
 struct rs_db {
 	sqlite3 *db;
+	char *error;            /* the store's reason (backend.h, open) */
 	bool read_only;
 	int64_t busy_timeout_us;
 	int64_t busy_since_us;  /* when the current wait for a lock began */
@@ -73,6 +74,22 @@ static int sqlite_error(int rc)
 	default:
 		return -EIO;
 	}
+}
+
+/* sqlite_error(rc), SQLite's message for it kept as the store's reason;
+ * for a file it could not open or read, with the system's error, which
+ * says what "unable to open database file" does not. */
+static int sqlite_fail(struct rs_db *db, int rc)
+{
+	bool os = (rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_IOERR;
+	int sys = os && db->db ? sqlite3_system_errno(db->db) : 0;
+	const char *msg = db->db ? sqlite3_errmsg(db->db) : sqlite3_errstr(rc);
+
+	if (sys > 0)
+		rs_store_error_set(db->error, "%s (%s)", msg, strerror(sys));
+	else
+		rs_store_error_set(db->error, "%s", msg);
+	return sqlite_error(rc);
 }
 
 static int64_t monotonic_us(void)
@@ -124,11 +141,11 @@ static int make_default_dir(const char *path)
 	return 0;
 }
 
-static int run_pragma(sqlite3 *db, const char *sql)
+static int run_pragma(struct rs_db *db, const char *sql)
 {
-	int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	int rc = sqlite3_exec(db->db, sql, NULL, NULL, NULL);
 
-	return rc == SQLITE_OK ? 0 : sqlite_error(rc);
+	return rc == SQLITE_OK ? 0 : sqlite_fail(db, rc);
 }
 
 /* Switching a new file to WAL takes an exclusive lock for a moment, and
@@ -141,9 +158,9 @@ static int run_pragma_waiting(struct rs_db *db, const char *sql)
 		int rc = sqlite3_exec(db->db, sql, NULL, NULL, NULL);
 
 		if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED)
-			return rc == SQLITE_OK ? 0 : sqlite_error(rc);
+			return rc == SQLITE_OK ? 0 : sqlite_fail(db, rc);
 		if (!busy_wait(db, count))
-			return -EBUSY;
+			return sqlite_fail(db, rc);
 	}
 }
 
@@ -163,10 +180,11 @@ static void sqlite_close(struct rs_db *db)
  * -ENOENT if it (or a directory above it) does not exist, which callers
  * report as "no store there"; else -EIO (-ENOMEM for out of memory).  A
  * creating open keeps -EIO for a missing directory (rs_store_open()). */
-static int open_error(const char *path, int rc, bool create)
+static int open_error(struct rs_db *db, const char *path, int rc, bool create)
 {
 	struct stat sb;
 
+	sqlite_fail(db, rc); /* for its reason */
 	if (rc == SQLITE_NOMEM)
 		return -ENOMEM;
 	if (!create && (rc & 0xff) == SQLITE_CANTOPEN && stat(path, &sb) != 0 && errno == ENOENT)
@@ -174,7 +192,7 @@ static int open_error(const char *path, int rc, bool create)
 	return -EIO;
 }
 
-static int sqlite_open(const char *url, const struct rs_store_options *opt, struct rs_db **out)
+static int sqlite_open(const char *url, const struct rs_store_options *opt, char *error, struct rs_db **out)
 {
 	const char *path = strchr(url, ':');
 	bool create = !opt->no_create && !opt->read_only;
@@ -193,25 +211,26 @@ static int sqlite_open(const char *url, const struct rs_store_options *opt, stru
 	db = calloc(1, sizeof(*db));
 	if (!db)
 		return -ENOMEM;
+	db->error = error;
 	db->read_only = opt->read_only;
 	flags = opt->read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
 	rc = sqlite3_open_v2(path, &db->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
-		err = open_error(path, rc, create);
+		err = open_error(db, path, rc, create);
 		goto cleanup;
 	}
 	db->busy_timeout_us = (int64_t)opt->busy_timeout_ms * 1000;
 	sqlite3_busy_handler(db->db, busy_wait, db);
 	err = db->read_only ? 0 : run_pragma_waiting(db, "PRAGMA journal_mode=WAL");
 	if (!err)
-		err = run_pragma(db->db, "PRAGMA synchronous=NORMAL");
+		err = run_pragma(db, "PRAGMA synchronous=NORMAL");
 	/* Every statement on the hot path reads a handful of pages (gateway
 	 * rows, the pending index, one member's row by key), and the file
 	 * stays in the OS page cache: SQLite's own cache need not grow with
 	 * the session rows (by default to 2 MB per connection, which at 2,500
 	 * supervisors a gateway is 800 bytes each of its RSS). */
 	if (!err)
-		err = run_pragma(db->db, "PRAGMA cache_size=-256");
+		err = run_pragma(db, "PRAGMA cache_size=-256");
 	if (err) {
 		/* Opening promises -EIO for a store it cannot use, busy included;
 		 * a damaged or full file says so (the pragmas read its header). */
@@ -222,7 +241,7 @@ static int sqlite_open(const char *url, const struct rs_store_options *opt, stru
 	for (size_t i = 0; i < TXN_COUNT; i++) {
 		rc = sqlite3_prepare_v3(db->db, txn_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &db->txn[i], NULL);
 		if (rc != SQLITE_OK) {
-			err = rc == SQLITE_NOMEM ? -ENOMEM : -EIO;
+			err = sqlite_fail(db, rc) == -ENOMEM ? -ENOMEM : -EIO;
 			goto cleanup;
 		}
 	}
@@ -233,30 +252,30 @@ cleanup:
 	return err;
 }
 
-/* Steps a statement that returns no rows, then resets it. */
-static int step_once(sqlite3_stmt *s)
+/* Steps a statement of db that returns no rows, then resets it. */
+static int step_once(struct rs_db *db, sqlite3_stmt *s)
 {
-	int rc = sqlite3_step(s);
+	int rc = sqlite3_step(s), err = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : sqlite_fail(db, rc);
 
 	sqlite3_reset(s);
-	return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : sqlite_error(rc);
+	return err;
 }
 
 static void sqlite_rollback(struct rs_db *db)
 {
 	/* SQLite rolls some failures back by itself; then there is nothing to do. */
 	if (!sqlite3_get_autocommit(db->db))
-		step_once(db->txn[TXN_ROLLBACK]);
+		step_once(db, db->txn[TXN_ROLLBACK]);
 }
 
 static int sqlite_begin(struct rs_db *db, enum rs_txn kind)
 {
-	return step_once(db->txn[kind != RS_TXN_READ && !db->read_only ? TXN_BEGIN_WRITE : TXN_BEGIN_READ]);
+	return step_once(db, db->txn[kind != RS_TXN_READ && !db->read_only ? TXN_BEGIN_WRITE : TXN_BEGIN_READ]);
 }
 
 static int sqlite_commit(struct rs_db *db)
 {
-	int err = step_once(db->txn[TXN_COMMIT]);
+	int err = step_once(db, db->txn[TXN_COMMIT]);
 
 	if (err)
 		sqlite_rollback(db);
@@ -278,7 +297,7 @@ static int prepared(struct rs_db *db, enum rs_stmt id, sqlite3_stmt **out)
 		return -EIO;
 	rc = sqlite3_prepare_v3(db->db, def->sqlite_sql ? def->sqlite_sql : def->sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL);
 	if (rc != SQLITE_OK)
-		return sqlite_error(rc);
+		return sqlite_fail(db, rc);
 	if ((unsigned)sqlite3_bind_parameter_count(s) != def->n_params ||
 	    (unsigned)sqlite3_column_count(s) != def->n_cols)
 		goto mismatch;
@@ -321,7 +340,7 @@ static int bind(struct rs_db *db, enum rs_stmt id, sqlite3_stmt *s, const struct
 			return -EINVAL;
 		}
 		if (rc != SQLITE_OK)
-			return sqlite_error(rc);
+			return sqlite_fail(db, rc);
 	}
 	return 0;
 }
@@ -377,7 +396,7 @@ static int sqlite_exec(struct rs_db *db, enum rs_stmt id, const struct rs_db_val
 			break;
 		}
 		if (rc != SQLITE_ROW) {
-			err = sqlite_error(rc);
+			err = sqlite_fail(db, rc);
 			break;
 		}
 		if (!on_row)

@@ -21,6 +21,7 @@
 #include "util/resolve.h"
 #include "util/small_file.h"
 #include "supervisor.h"
+#include "util/program_version.h"
 
 #define RS_STR_(x) #x
 #define RS_STR(x) RS_STR_(x)
@@ -53,6 +54,7 @@ static const char usage[] =
 	"                          lie inside a --redirect-allow prefix\n"
 	"  --redirect-allow CIDR   a network plaintext targets may be in (repeatable, at most\n"
 	"                          " RS_STR(SUP_ALLOW_MAX) "); a refused target falls back to the Service, asking to stay\n"
+	"  --version               print the version and source commit, then exit\n"
 	"\n"
 	"TLS files are also reloaded when they change (checked before each dial and at\n"
 	"each heartbeat).\n"
@@ -79,6 +81,7 @@ static int parse_flags(int argc, char **argv, struct sup_config *cfg)
 		{ "redirect-allow", required_argument, NULL, O_ALLOW },
 		{ "agent", required_argument, NULL, O_AGENT },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	struct sockaddr_storage ss;
@@ -117,6 +120,7 @@ static int parse_flags(int argc, char **argv, struct sup_config *cfg)
 			cfg->n_allow++;
 			break;
 		case 'h': fputs(usage, stdout); exit(0);
+		case 'V': rs_program_version("ringsteer-supervisor"); exit(0);
 		case ':':
 			fprintf(stderr, "ringsteer-supervisor: option %s needs a value\n", argv[optind - 1]);
 			return -EINVAL;

@@ -26,6 +26,7 @@
 #include "util/mstime.h"
 #include "tls/tls.h"
 #include "swarm.h"
+#include "util/program_version.h"
 
 #define SWARM_COUNT_MAX 1000000
 
@@ -61,6 +62,7 @@ static const char usage[] =
 	"  --insecure              plaintext; redirect and redial targets must then lie\n"
 	"                          inside a --redirect-allow prefix\n"
 	"  --redirect-allow CIDR   a network plaintext targets may be in (repeatable)\n"
+	"  --version               print the version and source commit, then exit\n"
 	"\n"
 	"Signals: SIGTERM or SIGINT prints the summary, says GOODBYE and exits 0.\n";
 
@@ -84,6 +86,7 @@ static int parse_flags(int argc, char **argv, struct swarm_config *cfg)
 		{ "redirect-allow", required_argument, NULL, O_ALLOW },
 		{ "metrics", required_argument, NULL, O_METRICS },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	static const char prog[] = "ringsteer-swarm";
@@ -135,6 +138,7 @@ static int parse_flags(int argc, char **argv, struct swarm_config *cfg)
 			cfg->n_allow++;
 			break;
 		case 'h': fputs(usage, stdout); exit(0);
+		case 'V': rs_program_version(prog); exit(0);
 		case ':':
 			fprintf(stderr, "%s: option %s needs a value\n", prog, argv[optind - 1]);
 			return -EINVAL;

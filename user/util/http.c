@@ -12,6 +12,7 @@
 #include "util/endpoint.h"
 #include "util/http.h"
 #include "util/http_conns.h"
+#include "util/program_version.h"
 
 struct rs_http {
 	struct evhttp *http;
@@ -122,6 +123,7 @@ void rs_http_reply_metrics(struct evhttp_request *req, void (*render)(const void
 		evhttp_send_error(req, HTTP_INTERNAL, NULL);
 		return;
 	}
+	rs_metrics_build_info(b);
 	render(ctx, b);
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
 			  "text/plain; version=0.0.4; charset=utf-8");

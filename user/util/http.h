@@ -32,8 +32,9 @@ void rs_http_free(struct rs_http *h);
 /* Answers req with a text/plain body. */
 void rs_http_reply_text(struct evhttp_request *req, int code, const char *reason, const char *body);
 
-/* Answers req with what render(ctx, buffer) writes, in the Prometheus text
- * exposition format (0.0.4); 500 when no buffer can be had. */
+/* Answers req with ringsteer_build_info and then what render(ctx, buffer)
+ * writes, in the Prometheus text exposition format (0.0.4); 500 when no
+ * buffer can be had. */
 void rs_http_reply_metrics(struct evhttp_request *req, void (*render)(const void *ctx, struct evbuffer *b),
 			   const void *ctx);
 
