@@ -246,11 +246,18 @@ void gw_on_idle(struct world *w, struct conn *c)
 
 void gw_observe(struct world *w, struct gw_node *g)
 {
-	(void)w;
 	for (struct conn *c = g->links; c; c = c->gnext) {
+		struct mb_node *m = &w->mb[c->member];
+
 		c->g_state = rs_gw_link_state(c->gl);
 		if (c->g_state == RS_GW_DEGRADED)
 			c->g_degraded = true;
+		/* A move asked of the store is a cause from here, whether or not
+		 * its REDIRECT is ever sent: the link may be gone when the
+		 * answer comes, and the row it wrote moves the next arrival. */
+		if ((c->g_state == RS_GW_DEFER_ASKED || c->g_state == RS_GW_HANDOFF_ASKED) && c->mlife == m->life &&
+		    c->id == m->last_conn)
+			mb_cause(w, m, c->g_state == RS_GW_DEFER_ASKED ? "deferred placement" : "drain");
 	}
 }
 
