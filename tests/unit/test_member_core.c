@@ -1102,6 +1102,22 @@ static void test_redirect_target_refused_link(void **state)
 	check_dial(dial_n(fx, 3), RS_MC_VIA_SERVICE, SERVICE, SERVICE_NAME, true);
 }
 
+/* A token with a millisecond left, the member not attached: the refresh
+ * (re-armed at 80% of what is left while detached) is never due the
+ * instant it is armed, or a frozen clock would wake the member for ever
+ * (found by the simulator, seed 8584915137004137725). */
+static void test_refresh_last_millisecond(void **state)
+{
+	struct fx *fx = *state;
+
+	fx->now.wall_ms = T0_WALL + 3600 * 1000 - 1; /* tok-1 below expires at T0 + 3600 s */
+	rs_mc_start(fx->mc, fx->now);
+	assert_int_equal(rs_mc_set_token(fx->mc, "tok-1", T0_WALL_S + 3600, fx->now), 0);
+	assert_true(rs_mc_next_wake(fx->mc) > fx->now.mono_ms);
+	tick_at(fx, fx->now.mono_ms + 1); /* the refresh is due: not attached, re-armed */
+	assert_true(rs_mc_next_wake(fx->mc) > fx->now.mono_ms || rs_mc_next_wake(fx->mc) < 0);
+}
+
 /* ---- 13. GOODBYE ---- */
 
 /* Attached on link 1, a refresh redial pending on link 2 (HELLO sent). */
@@ -1502,6 +1518,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refresh_target_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_redirect_target_refused_dial, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_redirect_target_refused_link, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refresh_last_millisecond, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_goodbye_superseded_then_attach, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_goodbye_superseded_then_fail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_goodbye_superseded_nothing_under_way, setup, teardown),
