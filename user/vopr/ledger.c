@@ -303,6 +303,8 @@ static int admit_one(struct ledger_ctx *c, struct ledger *l, struct rs_admit *a,
 		return 0;
 	}
 	target = c->ring_slot[o.decision.gateway];
+	if (c->observe)
+		c->observe(c->observe_user, a, &o, target);
 	err = move_load(c, record_at, (int)o.decision.gateway);
 	if (err)
 		return err;

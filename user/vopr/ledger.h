@@ -78,6 +78,10 @@ struct ledger_ctx {
 	int slot_ring[LEDGER_GATEWAYS]; /* gateway slot -> ring index, -1: not live */
 	uint32_t loads[LEDGER_GATEWAYS]; /* per ring index, the running batch's */
 	uint32_t n_live;
+	/* Told of every admission decided (NULL: nobody asks): the simulator
+	 * reads what the rule did, to classify what the invariants see. */
+	void (*observe)(void *user, const struct rs_admit *a, const struct rs_admit_outcome *o, int target_slot);
+	void *observe_user;
 };
 
 /* The operations over a struct ledger_ctx (the st of every call). */

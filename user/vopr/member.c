@@ -69,6 +69,7 @@ static int cb_dial(void *user, struct rs_mc_link *l, const struct rs_mc_dial *d,
 	if (!c)
 		return -ENOMEM;
 	c->ml = l;
+	c->via = d->via;
 	c->via_service = d->via == RS_MC_VIA_SERVICE;
 	c->gw = (int16_t)gw;
 	*link_user = c;
@@ -99,6 +100,8 @@ static void cb_send(void *user, void *link_user, const struct rs_frame *f)
 				 rs_frame_type_name(f->type));
 		return;
 	}
+	if (f->type == RS_FRAME_HELLO)
+		c->hello_epoch = f->u.hello.epoch;
 	if (f->type != RS_FRAME_HEARTBEAT)
 		trace(w, "m-%u conn %u send %s", m->idx, c->id, rs_frame_type_name(f->type));
 	if (len > 8 && chance(&w->rng, 10)) {

@@ -250,7 +250,8 @@ void store_init(struct world *w)
 {
 	struct store *s = &w->store;
 
-	s->ctx = (struct ledger_ctx){ .l = &s->cur, .ttl_ms = w->cfg.ttl_ms, .reservation_ms = w->cfg.reservation_ms };
+	s->ctx = (struct ledger_ctx){ .l = &s->cur, .ttl_ms = w->cfg.ttl_ms, .reservation_ms = w->cfg.reservation_ms,
+				      .observe = inv_decision, .observe_user = w };
 	s->mode = STORE_UP;
 }
 

@@ -110,6 +110,8 @@ struct conn {
 	enum rs_gw_session_state g_state; /* as last observed (after each event) */
 	bool g_degraded;           /* accepted degraded at some point */
 	bool redirect_drain;       /* a REDIRECT {drain} went out on it */
+	enum rs_mc_via via;        /* why the member dialed it */
+	uint64_t hello_epoch;      /* the epoch its HELLO carried (0: none yet) */
 	struct pipe p[2];
 	uint8_t *in[2];            /* bytes received and not yet taken by the core */
 	size_t in_len[2], in_cap[2];
@@ -192,6 +194,8 @@ struct gw_node {
 	bool restart_on_exit; /* its fault is over: start again once it exits */
 	uint64_t degraded_seen; /* its degraded accepts, as last read */
 	uint32_t window_stays;  /* attaches through the Service asking to stay since the last quiet point */
+	uint32_t window_fallbacks; /* redials decided as Service fallbacks, placed here, since then */
+	uint32_t window_returns;   /* members back by a redial after this gateway restarted, since then */
 	int64_t started_store_ms; /* the store's clock when this incarnation started */
 };
 
@@ -218,6 +222,7 @@ struct mb_node {
 	const char *cause_why;
 	int64_t double_since; /* counted at two gateways since (W_NEVER: not) */
 	int64_t detached_since; /* not attached since (W_NEVER: attached) */
+	bool redial_fallback; /* a redial of it was decided as a Service fallback (D5) since its attach */
 };
 
 /* ---- faults ---- */
@@ -446,6 +451,8 @@ void inv_drain_started(struct world *w, struct gw_node *g, bool stopping);
 void inv_drain_ended(struct world *w, struct gw_node *g, bool exited);
 void inv_fault_started(struct world *w, const struct fault *f);
 void inv_member_event(struct world *w, struct mb_node *m, const struct rs_mc_event *e);
+/* An admission the store decided (ledger.h, observe). */
+void inv_decision(void *world, const struct rs_admit *a, const struct rs_admit_outcome *o, int target_slot);
 /* How long after the last heal every member must be attached. */
 int64_t inv_liveness_bound_ms(const struct world *w);
 
