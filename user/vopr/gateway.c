@@ -321,7 +321,15 @@ void gw_start(struct world *w, struct gw_node *g)
 	g->degraded_seen = 0;
 	/* main.c: the one store call made on the loop, before serving. */
 	registered = store_gateway_start(w, g) == 0;
-	g->started_store_ms = store_wall(w);
+	/* What an unregistered start leaves behind: an earlier process's rows
+	 * (the invariants name them, D3). */
+	for (int m = 0; m < W_MEMBERS; m++) {
+		const struct ledger_session *s = &w->store.cur.s[m];
+
+		g->stale_epoch[m] = !registered && s->present && s->state == RS_SESSION_ACTIVE && s->gateway == g->idx
+					    ? s->epoch
+					    : 0;
+	}
 	g->cfg = (struct rs_gw_core_config){
 		.id = g->id,
 		.advertise_peer = g->peer,

@@ -316,6 +316,26 @@ static void drain_within_budget(struct world *w)
 	}
 }
 
+/* Whether member m's row is one an earlier process of gateway slot left
+ * active there, its start unregistered (D3). */
+static bool stale_row(const struct world *w, int slot, int m)
+{
+	const struct ledger_session *s = &w->store.cur.s[m];
+
+	return s->present && s->state == RS_SESSION_ACTIVE && s->gateway == slot && w->gw[slot].stale_epoch[m] &&
+	       s->epoch == w->gw[slot].stale_epoch[m];
+}
+
+/* Active rows at slot an earlier process left (D3). */
+static uint32_t rows_before(const struct world *w, int slot)
+{
+	uint32_t n = 0;
+
+	for (int m = 0; m < LEDGER_MEMBERS; m++)
+		n += stale_row(w, slot, m);
+	return n;
+}
+
 /* Whether member m is served: its core attached, on a connection whose
  * gateway end is open (a link it believes in, after its gateway's host
  * went away, is not service). */
@@ -356,8 +376,8 @@ static void liveness(struct world *w)
 		since = m->detached_since > w->last_heal ? m->detached_since : w->last_heal;
 		if (!w->faults_active && w->now - since > bound) {
 			const struct ledger_session *row = &w->store.cur.s[i];
-			bool stale = row->present && row->state == RS_SESSION_ACTIVE && row->gateway >= 0 &&
-				     w->gw[row->gateway].up && row->heartbeat_ms < w->gw[row->gateway].started_store_ms;
+			bool stale = row->present && row->gateway >= 0 && w->gw[row->gateway].up &&
+				     stale_row(w, row->gateway, (int)i);
 
 			invariant_failed(w, "liveness",
 					 "m-%u not served for %lld ms (%s), %lld ms after the last fault healed "
@@ -478,14 +498,14 @@ static bool quiet_now(struct world *w)
 	return true;
 }
 
-/* Active rows at slot written before since_ms (an earlier process's). */
-static uint32_t rows_before(const struct ledger *l, int slot, int64_t since_ms)
+/* Attached links at gateway slot whose member has no row at all: its row
+ * was deleted under it (D8). */
+static uint32_t rowless_links(const struct world *w, int slot)
 {
 	uint32_t n = 0;
 
-	for (int m = 0; m < LEDGER_MEMBERS; m++)
-		n += l->s[m].present && l->s[m].gateway == slot && l->s[m].state == RS_SESSION_ACTIVE &&
-		     l->s[m].heartbeat_ms < since_ms;
+	for (const struct conn *c = w->gw[slot].links; c; c = c->gnext)
+		n += attached_state(c->g_state) && !w->store.cur.s[c->member].present;
 	return n;
 }
 
@@ -506,11 +526,16 @@ static bool gateways_match(struct world *w)
 					 "%s's gauge says %llu supervisors, its row %u, its active rows %u (%u of them "
 					 "attached before this process started)",
 					 g->id, (unsigned long long)gg.supervisors, l->gw[i].attached,
-					 ledger_active_rows(l, i), rows_before(l, i, g->started_store_ms));
+					 ledger_active_rows(l, i), rows_before(w, i));
 			/* D3: an earlier process's rows, which a start that could
-			 * not register never ended (docs/SIMULATION.md, Findings). */
-			if (gg.supervisors == l->gw[i].attached - rows_before(l, i, g->started_store_ms))
+			 * not register never ended; D8: an attached member's row
+			 * deleted when a newer link of it, given up before its
+			 * admission was answered, was taken back (docs/SIMULATION.md,
+			 * Findings). */
+			if (gg.supervisors == l->gw[i].attached - rows_before(w, i) && rows_before(w, i))
 				w->res->known = "D3-stale-rows";
+			else if (gg.supervisors > l->gw[i].attached && rowless_links(w, i) == gg.supervisors - l->gw[i].attached)
+				w->res->known = "D8-taken-back";
 			return false;
 		}
 		for (const struct conn *c = g->links; c; c = c->gnext)
