@@ -626,6 +626,14 @@ static void cap_at_quiet_points(struct world *w)
 	if (tracing(w))
 		trace(w, "quiet point: loads %u %u %u %u %u %u %u %u, window cap %u", loads[0], loads[1], loads[2],
 		      loads[3], loads[4], loads[5], loads[6], loads[7], w->window_cap);
+	/* What a gateway holds includes the places its reservations keep (a
+	 * departure's home grace): the member returning takes its own. */
+	for (int i = 0; i < W_GATEWAYS; i++) {
+		uint32_t held = ledger_load(&w->store.cur, i, store_wall(w));
+
+		if (w->gw[i].up && held > loads[i])
+			loads[i] = held;
+	}
 	memcpy(w->quiet_load, loads, sizeof(loads));
 	w->window_cap = 0;
 	w->window_slack = false;

@@ -81,6 +81,11 @@ static uint32_t load_of(const struct ledger *l, int slot, int64_t now)
 	return n;
 }
 
+uint32_t ledger_load(const struct ledger *l, int slot, int64_t now)
+{
+	return slot >= 0 && slot < LEDGER_GATEWAYS && l->gw[slot].present ? load_of(l, slot, now) : 0;
+}
+
 uint32_t ledger_active_rows(const struct ledger *l, int slot)
 {
 	uint32_t n = 0;

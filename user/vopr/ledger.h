@@ -98,6 +98,10 @@ int ledger_gateway_remove(struct ledger_ctx *c, const char *id);
 /* Whether slot's gateway row is live at the store's clock now. */
 bool ledger_gateway_live(const struct ledger_ctx *c, int slot);
 
+/* Slot's load as the rule counts it at now: its attached count and its
+ * unexpired reservations. */
+uint32_t ledger_load(const struct ledger *l, int slot, int64_t now);
+
 /* Active rows at slot, counted row by row (the invariants compare it with
  * the row's attached count and with the gateway's gauge). */
 uint32_t ledger_active_rows(const struct ledger *l, int slot);
