@@ -196,6 +196,7 @@ struct gw_node {
 	uint32_t window_stays;  /* attaches through the Service asking to stay since the last quiet point */
 	uint32_t window_fallbacks; /* redials decided as Service fallbacks, placed here, since then */
 	uint32_t window_returns;   /* members back by a redial after this gateway restarted, since then */
+	uint32_t window_undeferred; /* members accepted degraded here, back by a redial before any deferred placement */
 	uint64_t stale_epoch[W_MEMBERS]; /* the active rows here when it started unregistered (0: none) */
 };
 
