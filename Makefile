@@ -51,6 +51,9 @@ CTL_SRCS  := $(wildcard user/ctl/*.c user/sim/*.c)
 GW_SRCS   := $(wildcard user/gateway/*.c)
 SUP_SRCS  := $(wildcard user/supervisor/*.c)
 SWARM_SRCS := $(wildcard user/swarm/*.c)
+# The deterministic simulator of the real cores (docs/SIMULATION.md): a
+# developer's tool, built by `make all` but not installed.
+VOPR_SRCS := $(wildcard user/vopr/*.c)
 AGENT_SRCS := $(wildcard user/agent/*.c)
 # The reader of the agent's maps (libbpf): linked into the agent and ringsteerctl.
 MAPS_SRCS := $(wildcard user/maps/*.c)
@@ -65,6 +68,8 @@ MAPS_OBJS := $(MAPS_SRCS:%.c=$(BUILD)/obj/%.o)
 GW_OBJS   := $(GW_SRCS:%.c=$(BUILD)/obj/%.o)
 SUP_OBJS  := $(SUP_SRCS:%.c=$(BUILD)/obj/%.o)
 SWARM_OBJS := $(SWARM_SRCS:%.c=$(BUILD)/obj/%.o)
+VOPR_OBJS := $(VOPR_SRCS:%.c=$(BUILD)/obj/%.o)
+VOPR      := $(if $(VOPR_SRCS),$(BUILD)/ringsteer-vopr)
 BINS      := $(BUILD)/ringsteerctl $(if $(GW_SRCS),$(BUILD)/ringsteer-gateway) \
 	$(if $(SUP_SRCS),$(BUILD)/ringsteer-supervisor) $(if $(AGENT_SRCS),$(BUILD)/ringsteer-agent) \
 	$(if $(SWARM_SRCS),$(BUILD)/ringsteer-swarm)
@@ -78,7 +83,7 @@ TEST_DATA   := tests/data
 .PHONY: all deps test test-run check-vectors bench sim sim-doc fuzz fuzz-smoke clean
 .DEFAULT_GOAL := all
 
-all: $(BUILD)/libringsteer.a $(BUILD)/libringsteer.so $(BUILD)/$(RS_SONAME) $(BUILD)/ringsteer.pc $(BINS)
+all: $(BUILD)/libringsteer.a $(BUILD)/libringsteer.so $(BUILD)/$(RS_SONAME) $(BUILD)/ringsteer.pc $(BINS) $(VOPR)
 
 # $(call install_missing,PACKAGES): apt-get installs those of PACKAGES that
 # are not installed; does nothing (no apt-get at all) when all are.
@@ -133,6 +138,9 @@ $(BUILD)/ringsteer-supervisor: $(SUP_OBJS) $(BUILD)/libringsteer.a
 
 $(BUILD)/ringsteer-swarm: $(SWARM_OBJS) $(BUILD)/libringsteer.a
 	$(CC) $(LDFLAGS) -o $@ $(SWARM_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lm
+
+$(BUILD)/ringsteer-vopr: $(VOPR_OBJS) $(BUILD)/libringsteer.a
+	$(CC) $(LDFLAGS) -o $@ $(VOPR_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lm
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_LIB_OBJS) $(BUILD)/libringsteer.a
 	@mkdir -p $(dir $@)
@@ -296,6 +304,8 @@ test-run: all $(TEST_BINS) $(KTEST_BINS) $(BUILD)/bench/accept_time $(BUILD)/ben
 	tests/cli/store_test.sh $(BUILD)/ringsteerctl || fail=1; \
 	echo "== tests/cli/status_test.sh ($(BUILD))"; \
 	tests/cli/status_test.sh $(BUILD)/ringsteerctl || fail=1; \
+	echo "== tests/cli/vopr_test.sh ($(BUILD))"; \
+	tests/cli/vopr_test.sh $(BUILD)/ringsteer-vopr $(VOPR_TEST_SEEDS) || fail=1; \
 	echo "== tests/cli/version_test.sh ($(BUILD))"; \
 	tests/cli/version_test.sh $(BUILD) || fail=1; \
 	echo "== tests/skip_test.sh"; \
@@ -440,6 +450,18 @@ bench: deps all $(BENCH_BINS)
 
 sim: deps all
 	$(BUILD)/ringsteerctl sim
+
+# `make vopr SECONDS=N`: the deterministic simulator of the real cores
+# (docs/SIMULATION.md) on random seeds for N seconds; it reports simulated
+# events per second and seeds per minute, tallies failures by invariant
+# (known defects apart), and replays the first unknown one to a trace file.
+# `make test` runs a fixed set of seeds (VOPR_TEST_SEEDS, through
+# tests/cli/vopr_test.sh, with the replay and counter-check tests).
+SECONDS ?= 60
+VOPR_TEST_SEEDS ?= 1-200
+.PHONY: vopr
+vopr: deps $(BUILD)/ringsteer-vopr
+	$(BUILD)/ringsteer-vopr --seconds $(SECONDS) --quiet --keep-going --stats
 
 # The README's run command: demo/demo.sh tells the story on a local cluster
 # in network namespaces (root).  AGENT=0 shows the redirect path alone;

@@ -92,6 +92,10 @@ struct rs_gw_store_req {
 			bool check_drain;   /* read whether our row was set draining */
 			bool registered;    /* out: the row was gone and is written again */
 			bool told_drain;    /* out: our row says draining */
+			bool register_row;  /* write our row (peer, state, heartbeat), not only its
+					     * heartbeat: a process whose start could not register,
+					     * so that a row an earlier process left (draining, say)
+					     * is made ours rather than obeyed */
 			uint64_t statements; /* out: the store handle's statement count */
 			int64_t clock_skew_ms; /* out: the store's clock minus ours (0: none measured) */
 		} heartbeat;

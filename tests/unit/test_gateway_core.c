@@ -996,6 +996,65 @@ static void test_second_sigterm(void **state)
 	check(fx, 0);
 }
 
+/* A process whose start could not register (the store away: main.c):
+ * its first heartbeat writes its row instead of touching the one an
+ * earlier process left, and reads no drain from it; later ones touch it
+ * and read it (simulator, seed 4439: both gateways of a fleet exited
+ * draining while the store was away, their next processes took their old
+ * rows' state for a `ringsteerctl drain`, and drained for ever). */
+static void test_unregistered_start_registers(void **state)
+{
+	struct fx *fx = *state;
+	struct rs_gw_store_req *r;
+	struct rs_gw_gauges g;
+
+	rs_gw_core_free(fx->core);
+	fx->cfg.registered = false;
+	assert_int_equal(rs_gw_core_new(&fx->cfg, &fx->cb, fx, fx->now, &fx->core), 0);
+	rs_gw_core_gauges(fx->core, &g);
+	assert_false(g.registered);
+	advance(fx, HB_MS);
+	rs_gw_core_tick(fx->core, fx->now);
+	r = take(fx, RS_GW_STORE_HEARTBEAT);
+	assert_true(r->u.heartbeat.register_row);
+	assert_false(r->u.heartbeat.check_drain);
+	assert_false(r->u.heartbeat.draining);
+	r->u.heartbeat.registered = true;
+	done(fx, r, 0);
+	rs_gw_core_gauges(fx->core, &g);
+	assert_true(g.registered);
+	assert_false(g.draining);
+
+	/* Registered: the next heartbeat only touches the row, and obeys it. */
+	advance(fx, HB_MS);
+	rs_gw_core_tick(fx->core, fx->now);
+	r = take(fx, RS_GW_STORE_HEARTBEAT);
+	assert_false(r->u.heartbeat.register_row);
+	assert_true(r->u.heartbeat.check_drain);
+	done(fx, r, 0);
+	check(fx, 0);
+}
+
+/* A failed registering heartbeat leaves the next one registering. */
+static void test_unregistered_until_answered(void **state)
+{
+	struct fx *fx = *state;
+	struct rs_gw_store_req *r;
+
+	rs_gw_core_free(fx->core);
+	fx->cfg.registered = false;
+	assert_int_equal(rs_gw_core_new(&fx->cfg, &fx->cb, fx, fx->now, &fx->core), 0);
+	advance(fx, HB_MS);
+	rs_gw_core_tick(fx->core, fx->now);
+	done(fx, take(fx, RS_GW_STORE_HEARTBEAT), -EIO);
+	advance(fx, HB_MS);
+	rs_gw_core_tick(fx->core, fx->now);
+	r = take(fx, RS_GW_STORE_HEARTBEAT);
+	assert_true(r->u.heartbeat.register_row);
+	assert_false(r->u.heartbeat.check_drain);
+	done(fx, r, 0);
+}
+
 /* ---- 6. duplicate epochs ---- */
 
 static void test_duplicate_epochs(void **state)
@@ -1458,6 +1517,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_store_stalled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_stalled_late_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_second_sigterm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unregistered_start_registers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unregistered_until_answered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_duplicate_epochs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refresh_during_handoff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_handoff_deadline, setup, teardown),

@@ -1102,6 +1102,22 @@ static void test_redirect_target_refused_link(void **state)
 	check_dial(dial_n(fx, 3), RS_MC_VIA_SERVICE, SERVICE, SERVICE_NAME, true);
 }
 
+/* A token with a millisecond left, the member not attached: the refresh
+ * (re-armed at 80% of what is left while detached) is never due the
+ * instant it is armed, or a frozen clock would wake the member for ever
+ * (found by the simulator, seed 8584915137004137725). */
+static void test_refresh_last_millisecond(void **state)
+{
+	struct fx *fx = *state;
+
+	fx->now.wall_ms = T0_WALL + 3600 * 1000 - 1; /* tok-1 below expires at T0 + 3600 s */
+	rs_mc_start(fx->mc, fx->now);
+	assert_int_equal(rs_mc_set_token(fx->mc, "tok-1", T0_WALL_S + 3600, fx->now), 0);
+	assert_true(rs_mc_next_wake(fx->mc) > fx->now.mono_ms);
+	tick_at(fx, fx->now.mono_ms + 1); /* the refresh is due: not attached, re-armed */
+	assert_true(rs_mc_next_wake(fx->mc) > fx->now.mono_ms || rs_mc_next_wake(fx->mc) < 0);
+}
+
 /* ---- 13. GOODBYE ---- */
 
 /* Attached on link 1, a refresh redial pending on link 2 (HELLO sent). */
@@ -1150,6 +1166,52 @@ static void test_goodbye_superseded_then_fail(void **state)
 	link_failed(fx, 2, RS_MC_FAIL_CONNECT, NULL);
 	assert_true(info(fx).lost_at_ms > 0);
 	assert_int_equal(info(fx).lost_at_ms, T0_MONO + 300);
+}
+
+/* SUPERSEDED with no link of ours attached or dialing and no retry armed:
+ * the "newer connection" the gateway saw is a dial of ours that failed
+ * (here a refresh redirected off a draining gateway to a dead target,
+ * then the Service's fallback failing while still attached, which arms
+ * nothing).  Found by the simulator, seed 12314: the member dialed nothing
+ * again, for ever.  The Service it is, not asking to stay. */
+static void test_goodbye_superseded_nothing_under_way(void **state)
+{
+	struct fx *fx = *state;
+
+	attached_with_pending(fx);
+	assert_int_equal(feed_redirect(fx, 2, GW_B, PEER_B, RS_REDIRECT_PLACEMENT), 1);
+	assert_int_equal(fx->n_dials, 3);
+	link_failed(fx, 3, RS_MC_FAIL_CONNECT, "refused");
+	assert_int_equal(fx->n_dials, 4);
+	check_dial(dial_n(fx, 4), RS_MC_VIA_SERVICE, SERVICE, SERVICE_NAME, true);
+	link_failed(fx, 4, RS_MC_FAIL_CONNECT, "refused");
+	assert_int_equal(fx->n_dials, 4);
+	assert_int_equal(info(fx).state, RS_MC_ATTACHED); /* still on link 1, nothing armed */
+	at(fx, T0_MONO + 100);
+	assert_int_equal(feed_goodbye(fx, 1, RS_GOODBYE_SUPERSEDED), 1);
+	assert_int_equal(fx->closes[1], 1);
+	assert_int_equal(fx->n_dials, 5);
+	check_dial(dial_n(fx, 5), RS_MC_VIA_SERVICE, SERVICE, SERVICE_NAME, false);
+	assert_int_equal(info(fx).state, RS_MC_DIALING);
+	assert_int_equal(info(fx).lost_at_ms, T0_MONO + 100);
+}
+
+/* The same with a retry armed: it stays the next attempt. */
+static void test_goodbye_superseded_retry_armed(void **state)
+{
+	struct fx *fx = *state;
+
+	start_attached(fx, 5000);
+	/* A REJECT's hint on a refresh redial arms a retry (still attached). */
+	rs_mc_refresh_now(fx->mc, fx->now);
+	assert_int_equal(feed_token(fx, 1, "tok-2", wall_s(fx) + 3600), 0);
+	connected(fx, 2);
+	assert_int_equal(feed_reject(fx, 2, RS_REJECT_LIMIT, 5000), 1);
+	assert_true(info(fx).state == RS_MC_ATTACHED);
+	assert_int_equal(count_events(fx, RS_MC_EV_RETRY), 1);
+	assert_int_equal(feed_goodbye(fx, 1, RS_GOODBYE_SUPERSEDED), 1);
+	assert_int_equal(fx->n_dials, 2);
+	assert_int_equal(info(fx).state, RS_MC_WAITING);
 }
 
 static void test_goodbye_shutdown(void **state)
@@ -1456,8 +1518,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refresh_target_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_redirect_target_refused_dial, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_redirect_target_refused_link, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refresh_last_millisecond, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_goodbye_superseded_then_attach, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_goodbye_superseded_then_fail, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_goodbye_superseded_nothing_under_way, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_goodbye_superseded_retry_armed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_goodbye_shutdown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_goodbye_before_accept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_frame_attached, setup, teardown),

@@ -28,7 +28,11 @@ void gwc_heartbeat(struct rs_gw_core *core)
 	if (!req)
 		return;
 	req->pub.u.heartbeat.draining = core->draining;
-	req->pub.u.heartbeat.check_drain = !core->draining;
+	/* Not registered yet (the start's registration failed: the store was
+	 * away): the row there is an earlier process's, maybe draining as it
+	 * exited.  Ours is written, and only then is its state ours to obey. */
+	req->pub.u.heartbeat.register_row = !core->registered;
+	req->pub.u.heartbeat.check_drain = !core->draining && core->registered;
 	if (gwc_req_submit(core, req) == 0)
 		core->heartbeat_in_flight = true;
 }

@@ -14,10 +14,11 @@ static int heartbeat(const struct rs_gw_store_ops *ops, void *st, struct rs_gw_s
 	struct rs_gateway_row row;
 	int err;
 
-	err = ops->heartbeat(st, req->gateway_id, now);
+	/* Our row is to be written (this process never registered), or is
+	 * gone (removed, or expired and swept): register, still draining if
+	 * we are. */
+	err = req->u.heartbeat.register_row ? -ENOENT : ops->heartbeat(st, req->gateway_id, now);
 	if (err == -ENOENT) {
-		/* Our row is gone (removed, or expired and swept): register
-		 * again, still draining if we are. */
 		err = ops->gateway_register(st, req->gateway_id, req->peer,
 					    req->u.heartbeat.draining ? RS_GATEWAY_DRAINING : RS_GATEWAY_SERVING, now);
 		req->u.heartbeat.registered = err == 0;

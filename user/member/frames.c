@@ -3,8 +3,9 @@
  * closes the link it replaces: make before break), REDIRECT dials its
  * target at once asking to stay, REJECT is a failed dial with its retry
  * hint as a floor, TOKEN redials the same gateway with the new token,
- * GOODBYE ends the link (after SUPERSEDED nothing is dialed: our newer
- * link took over; after SHUTDOWN or CLOSING the rule places us again). */
+ * GOODBYE ends the link (after SUPERSEDED nothing is dialed while our newer
+ * link is attached or on its way, the Service otherwise; after SHUTDOWN or
+ * CLOSING the rule places us again). */
 #include <stdio.h>
 #include <string.h>
 
@@ -70,7 +71,13 @@ static int on_goodbye(struct rs_mc_link *l, const struct rs_goodbye *g, struct r
 		mc_link_failed(l, RS_MC_FAIL_GOODBYE, "goodbye", 0, false, now);
 	} else if (g->reason == RS_GOODBYE_SUPERSEDED) {
 		l->superseded = true;
-		mc_link_close(l, now); /* our newer link took over */
+		mc_link_close(l, now); /* our newer link took over, or is on its way */
+		/* None is: the newer epoch the store holds is a reservation of a
+		 * dial of ours that failed (a redirect's), or a decision whose
+		 * answer was lost.  Nothing else would ever dial again: the
+		 * rule places us, as after a shutdown. */
+		if (!mc->active && !mc->pending && !mc->retry_at)
+			mc_dial_service(mc, false, now);
 	} else {
 		/* The gateway is going away: let the rule place us, unless a
 		 * retry is armed (a REJECT's hint is a floor on the next

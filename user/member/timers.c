@@ -14,11 +14,18 @@ void mc_schedule_refresh(struct rs_mc_core *mc, struct rs_mc_time now)
 {
 	int64_t expiry_ms = (int64_t)mc->token_expiry * 1000;
 
+	uint64_t delay;
+
 	mc->refresh_at = 0;
 	if (expiry_ms <= now.wall_ms)
 		return;
-	mc->refresh_at = at_least_one(now.mono_ms + (int64_t)rs_refresh_delay_ms((uint64_t)(expiry_ms - now.wall_ms),
-										    &mc->rng));
+	/* Never due the instant it is armed: with a millisecond of the token
+	 * left, 80% of it is 0, and a member that is not attached (which
+	 * re-arms it at each refresh) would be woken at the same instant for
+	 * ever, its clock standing still (the simulator's, seed
+	 * 8584915137004137725), or spin until the millisecond passes. */
+	delay = rs_refresh_delay_ms((uint64_t)(expiry_ms - now.wall_ms), &mc->rng);
+	mc->refresh_at = at_least_one(now.mono_ms + (int64_t)(delay ? delay : 1));
 }
 
 void mc_arm_heartbeat(struct rs_mc_core *mc, struct rs_mc_time now)
