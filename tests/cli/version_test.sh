@@ -4,7 +4,7 @@
 # "NAME MAJOR.MINOR.PATCH (commit C)" and exits 0, the version being the one
 # include/ringsteer/version.h defines (read here with awk, not through the
 # library) and, in a git checkout, C this checkout's HEAD (git's first 12
-# hex digits, "-dirty" allowed).  All five programs give the same line but
+# hex digits, "-dirty" allowed).  All six programs give the same line but
 # for their name.
 #
 # usage: tests/cli/version_test.sh BUILD_DIR
@@ -27,7 +27,7 @@ pass=0 fails=0
 ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 commits=""
-for p in ringsteer-gateway ringsteer-supervisor ringsteer-agent ringsteer-swarm ringsteerctl; do
+for p in ringsteer-gateway ringsteer-supervisor ringsteer-agent ringsteer-swarm ringsteerctl ringsteer-vopr; do
 	out=$("$build/$p" --version 2>&1)
 	rc=$?
 	[ "$rc" -eq 0 ] && ok || bad "$p --version exited $rc"
@@ -44,7 +44,7 @@ for p in ringsteer-gateway ringsteer-supervisor ringsteer-agent ringsteer-swarm 
 		bad "$p --version printed [$out]"
 	fi
 done
-# One build, one commit: the five agree.
+# One build, one commit: the six agree.
 [ "$(printf '%s\n' $commits | sort -u | wc -l)" -eq 1 ] && ok || bad "the programs disagree on the commit: $commits"
 if [ "$fails" -gt 0 ]; then
 	echo "version: $pass passed, $fails failed"

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "sim/rng.h"
+#include "util/program_version.h"
 #include "vopr/vopr.h"
 
 #define TAIL_LINES 60
@@ -34,6 +35,7 @@ static const char usage[] =
 	"  --quiet           no line per seed\n"
 	"  --keep-going      run on past failures; tally them by invariant at the end\n"
 	"  --stats           what the seeds exercised: faults applied, the cores' counters\n"
+	"  --version         print the version and the commit, and exit\n"
 	"\n"
 	"exit: 0 all seeds passed (with --expect-failure: one failed), 1 otherwise, 2 usage\n";
 
@@ -74,6 +76,7 @@ static int parse(int argc, char **argv, struct cli *c)
 		{ "mutant", required_argument, NULL, O_MUTANT },   { "expect-failure", no_argument, NULL, O_EXPECT },
 		{ "quiet", no_argument, NULL, O_QUIET },           { "keep-going", no_argument, NULL, O_KEEP },
 		{ "stats", no_argument, NULL, O_STATS },           { "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	bool mode_set = false;
@@ -119,6 +122,7 @@ static int parse(int argc, char **argv, struct cli *c)
 		case O_KEEP: c->keep_going = true; break;
 		case O_STATS: c->stats = true; break;
 		case 'h': fputs(usage, stdout); exit(0);
+		case 'V': rs_program_version("ringsteer-vopr"); exit(0);
 		default: return -EINVAL;
 		}
 	}
