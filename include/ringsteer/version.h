@@ -9,7 +9,7 @@
 #include "ringsteer/export.h"
 
 #define RINGSTEER_VERSION_MAJOR 0
-#define RINGSTEER_VERSION_MINOR 28
+#define RINGSTEER_VERSION_MINOR 29
 #define RINGSTEER_VERSION_PATCH 0
 
 #define RS_VERSION_STR_(x) #x
@@ -22,7 +22,7 @@
 extern "C" {
 #endif
 
-/* Returns the version of the library actually linked ("0.28.0"), which may
+/* Returns the version of the library actually linked ("0.29.0"), which may
  * differ from the RINGSTEER_VERSION_STRING a caller was compiled against. */
 RS_EXPORT const char *rs_version(void);
 
