@@ -367,10 +367,30 @@ static void test_service_fallback(void **state)
 	assert_int_equal(decide(&s.f, &in, &o), 0);
 	expect(&s, &o, 1, RS_REASON_STAY, 1);
 	assert_false(o.fallback);
+	/* A stay holding no place (its reservation lapsed, or its row
+	 * ended) is decided as a fallback over the whole ring: at cw1, loads
+	 * 1, 1, 0: N = 2 + 1 = 3, G = 3, cap 1; cw1 holds 1, not below 1:
+	 * refused, and the rule's first gateway below 1 clockwise from the
+	 * member's point, cw2 (the only one), takes it. */
 	in = input(&s, RS_ARRIVE_STAY, 1, RS_RECORD_NONE, -1);
 	assert_int_equal(decide(&s.f, &in, &o), 0);
-	expect(&s, &o, 1, RS_REASON_STAY, 1); /* N = 2 + 1, cap ceil(3/3) */
-	assert_false(o.fallback);
+	expect(&s, &o, 2, RS_REASON_PLACED, 1);
+	assert_true(o.fallback);
+	assert_false(o.over_cap);
+	/* With liveness (two such rounds refused at cw1): honored at the cap. */
+	in.liveness = true;
+	assert_int_equal(decide(&s.f, &in, &o), 0);
+	expect(&s, &o, 1, RS_REASON_STAY, 1);
+	assert_true(o.fallback && o.over_cap);
+	/* Below the cap it is honored as asked: loads 0, 1, 1 at cw0, cap 1,
+	 * cw0 holds 0 < 1. */
+	scene_loads(&s, 0, 1, 1);
+	in = input(&s, RS_ARRIVE_STAY, 0, RS_RECORD_NONE, -1);
+	assert_int_equal(decide(&s.f, &in, &o), 0);
+	expect(&s, &o, 0, RS_REASON_STAY, 1);
+	assert_true(o.fallback);
+	assert_false(o.over_cap);
+	scene_loads(&s, 1, 1, 0);
 	/* Nor is a stay whose row is an attachment elsewhere (a redial whose
 	 * old connection cw0 still counts): at cw1, attached at cw0, loads 1,
 	 * 1, 0: N = 2, G = 3, cap 1, a plain stay at cw1 at the cap. */
@@ -639,10 +659,12 @@ static int model(const struct fleet *f, const struct rs_admit_input *in, struct 
 		}
 		break;
 	case RS_ARRIVE_STAY:
-		if (reserved && in->record_at != in->at) {
-			/* A Service fallback: the ring without its target. */
+		if ((reserved && in->record_at != in->at) || in->record == RS_RECORD_NONE) {
+			/* A Service fallback: the ring without its target; or
+			 * a stay holding no place: the whole ring. */
 			out->fallback = true;
-			gws[in->record_at].draining = true;
+			if (reserved)
+				gws[in->record_at].draining = true;
 			err = rs_place(f->ring, gws, &a, &out->decision);
 			if (!err && model_serving(f->snap, in->at) && (here < out->decision.cap || in->liveness)) {
 				out->over_cap = here >= out->decision.cap;

@@ -125,6 +125,15 @@ int rs_admit_decide(struct rs_placer *p, const struct rs_admit_input *in, struct
 			err = exclude(p, in->record_at, &x);
 			arrival.stay = false;
 		}
+		/* A stay that holds no place keeps nothing: a fallback whose
+		 * reservation lapsed (its backoff outlasted it), a redial
+		 * whose row its restarted gateway ended.  Honored as a
+		 * fallback's is, below the cap or with liveness, never
+		 * above the cap for the asking. */
+		if (in->record == RS_RECORD_NONE) {
+			fallback = true;
+			arrival.stay = false;
+		}
 		break;
 	case RS_ARRIVE_SERVICE:
 	case RS_ARRIVE_REDIRECTED:
