@@ -139,8 +139,10 @@ $(BUILD)/ringsteer-supervisor: $(SUP_OBJS) $(BUILD)/libringsteer.a
 $(BUILD)/ringsteer-swarm: $(SWARM_OBJS) $(BUILD)/libringsteer.a
 	$(CC) $(LDFLAGS) -o $@ $(SWARM_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lm
 
-$(BUILD)/ringsteer-vopr: $(VOPR_OBJS) $(BUILD)/libringsteer.a
-	$(CC) $(LDFLAGS) -o $@ $(VOPR_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lm
+# The simulator prints the policy model's tables beside the cores' (tables.c): it links the model.
+SIM_OBJS := $(filter $(BUILD)/obj/user/sim/%,$(CTL_OBJS))
+$(BUILD)/ringsteer-vopr: $(VOPR_OBJS) $(SIM_OBJS) $(BUILD)/libringsteer.a
+	$(CC) $(LDFLAGS) -o $@ $(VOPR_OBJS) $(SIM_OBJS) $(BUILD)/libringsteer.a $(LIBS) -lm
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_LIB_OBJS) $(BUILD)/libringsteer.a
 	@mkdir -p $(dir $@)

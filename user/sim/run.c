@@ -11,13 +11,6 @@
 
 #include "sim.h"
 
-struct sim_trial {
-	uint64_t seed;
-	uint64_t generation;  /* initial gateways gw-<generation>-<i>, replacements +1 */
-	uint64_t member_base; /* members sup-<member_base + i> */
-	struct sim_events events;
-};
-
 typedef struct sim_measure sim_grid[SIM_SCENARIO_COUNT][SIM_POLICY_COUNT];
 
 static void accumulate(struct sim_measure *acc, const struct sim_measure *m)
@@ -30,8 +23,21 @@ static void accumulate(struct sim_measure *acc, const struct sim_measure *m)
 	acc->handoffs += m->handoffs;
 }
 
-static int run_one(const struct sim_config *c, const struct sim_trial *t, enum sim_policy p,
-		   enum sim_scenario sc, struct sim_measure *m)
+void sim_trial_make(uint64_t seed, size_t ci, uint32_t trial, uint32_t gateways, struct sim_trial *t)
+{
+	struct sim_rng r;
+
+	*t = (struct sim_trial){ .seed = sim_seed_mix(seed, ((uint64_t)ci << 32) | trial) };
+	sim_rng_seed(&r, t->seed);
+	t->generation = 2 * (uint64_t)sim_rng_below(&r, 500000);
+	t->member_base = sim_rng_below(&r, 1000000000);
+	t->events.victim = sim_rng_below(&r, gateways);
+	t->events.next_generation = t->generation + 1;
+	t->events.order_seed = sim_rng_next(&r);
+}
+
+int sim_trial_run(const struct sim_config *c, const struct sim_trial *t, enum sim_policy p, enum sim_scenario sc,
+		  struct sim_measure *m)
 {
 	struct sim_fleet_config cfg = {
 		.policy = p,
@@ -65,19 +71,13 @@ static int run_config(const struct sim_options *o, size_t ci, sim_grid grid)
 	const struct sim_config *c = &o->configs[ci];
 
 	for (uint32_t trial = 0; trial < o->trials; trial++) {
-		struct sim_trial t = { .seed = sim_seed_mix(o->seed, ((uint64_t)ci << 32) | trial) };
-		struct sim_rng r;
+		struct sim_trial t;
 
-		sim_rng_seed(&r, t.seed);
-		t.generation = 2 * (uint64_t)sim_rng_below(&r, 500000);
-		t.member_base = sim_rng_below(&r, 1000000000);
-		t.events.victim = sim_rng_below(&r, c->gateways);
-		t.events.next_generation = t.generation + 1;
-		t.events.order_seed = sim_rng_next(&r);
+		sim_trial_make(o->seed, ci, trial, c->gateways, &t);
 		for (int p = 0; p < SIM_POLICY_COUNT; p++) {
 			for (int sc = 0; sc < SIM_SCENARIO_COUNT; sc++) {
 				struct sim_measure m;
-				int err = run_one(c, &t, (enum sim_policy)p, (enum sim_scenario)sc, &m);
+				int err = sim_trial_run(c, &t, (enum sim_policy)p, (enum sim_scenario)sc, &m);
 
 				if (err)
 					return err;

@@ -226,6 +226,24 @@ struct sim_config {
 
 #define SIM_CONFIGS_MAX 8
 
+/* One trial of a configuration: what every policy faces alike (common
+ * random numbers), so that rows differ only by policy. */
+struct sim_trial {
+	uint64_t seed;
+	uint64_t generation;  /* initial gateways gw-<generation>-<i>, replacements +1 */
+	uint64_t member_base; /* members sup-<member_base + i> */
+	struct sim_events events;
+};
+
+/* Derives trial number `trial` of configuration ci (with `gateways`
+ * gateways) from the experiment's seed. */
+void sim_trial_make(uint64_t seed, size_t ci, uint32_t trial, uint32_t gateways, struct sim_trial *t);
+
+/* Fills a fresh fleet of c under policy p, runs scenario sc on it and
+ * measures it.  Returns 0 or a negative errno. */
+int sim_trial_run(const struct sim_config *c, const struct sim_trial *t, enum sim_policy p, enum sim_scenario sc,
+		  struct sim_measure *m);
+
 struct sim_options {
 	uint64_t seed;
 	uint32_t trials;

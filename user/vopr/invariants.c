@@ -61,11 +61,6 @@ void invariant_failed(struct world *w, const char *name, const char *fmt, ...)
 	trace(w, "INVARIANT %s BROKEN: %s", name, w->res->detail);
 }
 
-static bool attached_state(enum rs_gw_session_state s)
-{
-	return s >= RS_GW_DEGRADED && s <= RS_GW_DEFER_MOVED;
-}
-
 /* How long the liveness invariant waits after the last heal: the store's
  * view settling (a TTL, a reservation), two full backoffs (one running
  * when the fault healed, one more after a last refusal), and the dials. */
@@ -101,7 +96,7 @@ static void one_gateway_per_member(struct world *w)
 		if (!w->gw[g].up)
 			continue;
 		for (const struct conn *c = w->gw[g].links; c; c = c->gnext) {
-			if (!attached_state(c->g_state))
+			if (!gw_state_attached(c->g_state))
 				continue;
 			/* Within one gateway a newer link supersedes the older at
 			 * once (its ACCEPT closes it): never two, even for an event. */
@@ -510,7 +505,7 @@ static uint32_t rowless_links(const struct world *w, int slot)
 	uint32_t n = 0;
 
 	for (const struct conn *c = w->gw[slot].links; c; c = c->gnext)
-		n += attached_state(c->g_state) && !w->store.cur.s[c->member].present;
+		n += gw_state_attached(c->g_state) && !w->store.cur.s[c->member].present;
 	return n;
 }
 

@@ -37,10 +37,20 @@ static const char usage[] =
 	"  --stats           what the seeds exercised: faults applied, the cores' counters\n"
 	"  --version         print the version and the commit, and exit\n"
 	"\n"
+	"  --scenario NAME   with --seed: a calm world running the policy model's scenario\n"
+	"                    fill, restart, rolling or kill instead of the seed's faults\n"
+	"  --gateways G      its gateways (2-4, default 4)\n"
+	"  --members M       its members (1-64, default 64)\n"
+	"  --tables          the model's scenario tables with the real cores' row (docs/SIMULATION.md)\n"
+	"  --trials N        trials per row of --tables (default 20), seeds derived from --seed (default 1)\n"
+	"  --markdown        --tables as Markdown\n"
+	"\n"
 	"exit: 0 all seeds passed (with --expect-failure: one failed), 1 otherwise, 2 usage\n";
 
 struct cli {
-	enum { ONE, RANGE, TIMED } mode;
+	enum { ONE, RANGE, TIMED, TABLES } mode;
+	uint32_t trials;
+	bool markdown;
 	uint64_t first, last;
 	double seconds;
 	const char *trace;
@@ -68,7 +78,8 @@ static int parse_u64(const char *s, uint64_t *out)
 
 static int parse(int argc, char **argv, struct cli *c)
 {
-	enum { O_SEED = 256, O_SEEDS, O_SECONDS, O_TRACE, O_VERBOSE, O_TRACE_DIR, O_MUTANT, O_EXPECT, O_QUIET, O_KEEP, O_STATS };
+	enum { O_SEED = 256, O_SEEDS, O_SECONDS, O_TRACE, O_VERBOSE, O_TRACE_DIR, O_MUTANT, O_EXPECT, O_QUIET, O_KEEP, O_STATS,
+	       O_SCENARIO, O_GATEWAYS, O_MEMBERS, O_TABLES, O_TRIALS, O_MARKDOWN };
 	static const struct option opts[] = {
 		{ "seed", required_argument, NULL, O_SEED },       { "seeds", required_argument, NULL, O_SEEDS },
 		{ "seconds", required_argument, NULL, O_SECONDS }, { "trace", required_argument, NULL, O_TRACE },
@@ -77,21 +88,26 @@ static int parse(int argc, char **argv, struct cli *c)
 		{ "quiet", no_argument, NULL, O_QUIET },           { "keep-going", no_argument, NULL, O_KEEP },
 		{ "stats", no_argument, NULL, O_STATS },           { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "scenario", required_argument, NULL, O_SCENARIO }, { "gateways", required_argument, NULL, O_GATEWAYS },
+		{ "members", required_argument, NULL, O_MEMBERS },   { "tables", no_argument, NULL, O_TABLES },
+		{ "trials", required_argument, NULL, O_TRIALS },     { "markdown", no_argument, NULL, O_MARKDOWN },
 		{ 0 },
 	};
-	bool mode_set = false;
+	bool mode_set = false, seed_set = false;
+	uint64_t n;
 	char *dash;
 	int o;
 
-	*c = (struct cli){ .trace_dir = "/tmp" };
+	*c = (struct cli){ .trace_dir = "/tmp", .trials = 20 };
+	c->opt.scenario_gateways = 4;
+	c->opt.scenario_members = VOPR_SCENARIO_MEMBERS_MAX;
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (o) {
 		case O_SEED:
-			if (mode_set || parse_u64(optarg, &c->first))
+			if (seed_set || parse_u64(optarg, &c->first))
 				return -EINVAL;
-			c->mode = ONE;
-			mode_set = true;
+			seed_set = true;
 			break;
 		case O_SEEDS:
 			dash = strchr(optarg, '-');
@@ -123,10 +139,45 @@ static int parse(int argc, char **argv, struct cli *c)
 		case O_STATS: c->stats = true; break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case 'V': rs_program_version("ringsteer-vopr"); exit(0);
+		case O_SCENARIO:
+			if (vopr_scenario_parse(optarg, &c->opt.scenario))
+				return -EINVAL;
+			break;
+		case O_GATEWAYS:
+			if (parse_u64(optarg, &n) || n < 2 || n > VOPR_SCENARIO_GATEWAYS_MAX)
+				return -EINVAL;
+			c->opt.scenario_gateways = (uint32_t)n;
+			break;
+		case O_MEMBERS:
+			if (parse_u64(optarg, &n) || n < 1 || n > VOPR_SCENARIO_MEMBERS_MAX)
+				return -EINVAL;
+			c->opt.scenario_members = (uint32_t)n;
+			break;
+		case O_TABLES:
+			if (mode_set)
+				return -EINVAL;
+			c->mode = TABLES;
+			mode_set = true;
+			break;
+		case O_TRIALS:
+			if (parse_u64(optarg, &n) || n < 1 || n > 10000)
+				return -EINVAL;
+			c->trials = (uint32_t)n;
+			break;
+		case O_MARKDOWN: c->markdown = true; break;
 		default: return -EINVAL;
 		}
 	}
-	if (optind != argc || !mode_set || (c->trace && c->mode != ONE))
+	if (seed_set && !mode_set) {
+		c->mode = ONE;
+		mode_set = true;
+	} else if (seed_set && c->mode != TABLES) {
+		return -EINVAL; /* --seed names one run, or the tables' base seed */
+	} else if (c->mode == TABLES && !seed_set) {
+		c->first = 1;
+	}
+	if (optind != argc || !mode_set || (c->trace && c->mode != ONE) || (c->opt.scenario && c->mode != ONE) ||
+	    (c->markdown && c->mode != TABLES))
 		return -EINVAL;
 	c->opt.verbose_trace = c->verbose;
 	return 0;
@@ -142,6 +193,9 @@ static void print_result(const struct vopr_result *r)
 		printf("  broken: %s at %.3fs: %s\n", r->invariant, (double)r->failed_at_ms / 1000, r->detail);
 	if (r->failed && r->known)
 		printf("  (a known defect: %s; docs/SIMULATION.md)\n", r->known);
+	if (r->scenario.done)
+		printf("  scenario: max %.0f mean %.1f max-min %.0f peak %.0f moved %.0f handoffs %.0f\n", r->scenario.max,
+		       r->scenario.mean, r->scenario.spread, r->scenario.peak, r->scenario.moved, r->scenario.handoffs);
 }
 
 /* Runs seed again with its trace to a file, prints the file's tail. */
@@ -338,5 +392,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (c.mode == TABLES) {
+		int err = vopr_tables(c.first, c.trials, c.markdown, stdout);
+
+		if (err && err != -EPROTO)
+			fprintf(stderr, "ringsteer-vopr: --tables: %s\n", strerror(-err));
+		return err ? 1 : 0;
+	}
 	return c.mode == ONE ? run_one(&c) : run_many(&c);
 }

@@ -78,7 +78,10 @@ static void setup(struct world *w)
 	struct wconfig *k = &w->cfg;
 	uint64_t x = w->seed;
 
-	configure(w);
+	if (scenario_on(w))
+		scenario_configure(w);
+	else
+		configure(w);
 	w->secret.len = 32;
 	for (size_t i = 0; i < w->secret.len; i++)
 		w->secret.key[i] = (uint8_t)sim_splitmix64(&x);
@@ -116,10 +119,14 @@ static void setup(struct world *w)
 		m->sandboxes = (uint32_t)draw(&w->rng_plan, 0, 20);
 		m->clk.mono_off = draw(&w->rng_plan, 1000000, 900000000);
 		m->clk.wall_off = WALL_BASE_MS + draw(&w->rng_plan, -300, 300);
-		ev_push(w, draw(&w->rng_plan, 0, 5000), EV_MB_START, i, 0);
+		ev_push(w, scenario_on(w) ? scenario_member_start(w, i) : draw(&w->rng_plan, 0, 5000), EV_MB_START,
+			i, 0);
 		ev_push(w, draw(&w->rng_plan, 10000, 120000), EV_SANDBOXES, i, 0);
 	}
-	faults_plan(w);
+	if (scenario_on(w))
+		scenario_plan(w);
+	else
+		faults_plan(w);
 	k->end = end_of_run(w);
 	ev_push(w, k->end, EV_END, 0, 0);
 }
@@ -178,6 +185,7 @@ static void dispatch(struct world *w, const struct ev *e)
 		mb_set_sandboxes(w, &w->mb[e->a]);
 		ev_push(w, w->now + draw(&w->rng, 10000, 120000), EV_SANDBOXES, e->a, 0);
 		break;
+	case EV_SCENARIO: scenario_on_event(w, e->a); break;
 	case EV_END: break;
 	}
 }
@@ -247,6 +255,8 @@ int vopr_run(uint64_t seed, const struct vopr_options *opt, struct vopr_result *
 		dispatch(w, &e);
 		settle(w);
 		invariants_check(w);
+		if (scenario_on(w))
+			scenario_observe(w);
 		if (w->events >= max)
 			invariant_failed(w, "runaway", "%llu events and not at the end", (unsigned long long)w->events);
 	}

@@ -18,7 +18,7 @@ static const char *const names[] = {
 	[EV_STORE_COMMIT] = "store-commit", [EV_STORE_ANSWER] = "store-answer",
 	[EV_STORE_WATCH] = "store-watch", [EV_GW_EXIT] = "gw-exit",   [EV_GW_START] = "gw-start",
 	[EV_GW_SERVICE] = "gw-service", [EV_MB_START] = "mb-start",   [EV_FAULT] = "fault",
-	[EV_SANDBOXES] = "sandboxes",   [EV_END] = "end",
+	[EV_SANDBOXES] = "sandboxes",   [EV_SCENARIO] = "scenario", [EV_END] = "end",
 };
 
 void trace_mix(struct world *w, uint64_t v)

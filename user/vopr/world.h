@@ -26,7 +26,7 @@
 
 #define W_GATEWAYS LEDGER_GATEWAYS
 #define W_MEMBERS LEDGER_MEMBERS
-#define W_FAULTS 48
+#define W_FAULTS 80 /* a scenario restarts each of up to 64 members */
 #define W_PARTITIONS 8
 #define W_NEVER INT64_MAX
 
@@ -52,6 +52,7 @@ enum ev_type {
 	EV_FAULT,        /* a: fault, b: enum fault_phase */
 	EV_SANDBOXES,    /* a: member: its sandbox count changes */
 	EV_END,          /* the run's end */
+	EV_SCENARIO,     /* a: enum scenario_step (scenario.c) */
 };
 
 struct ev {
@@ -253,6 +254,22 @@ struct fault {
 	bool active;
 };
 
+/* ---- a fixed scenario (scenario.c) ---- */
+
+enum scenario_step {
+	SCENARIO_BEGIN,   /* the fill is over: where everyone is */
+	SCENARIO_MEASURE, /* the scenario is over: measured once everyone is back */
+};
+
+struct scenario {
+	int64_t begin_at, measure_at;
+	bool begun, measured;
+	int victim;                  /* the gateway the kill scenario kills */
+	int16_t start_gw[W_MEMBERS]; /* each member's gateway at the beginning (-1: none) */
+	uint64_t handoffs_before;    /* the drains' REDIRECTs before it */
+	uint32_t peak;               /* most attached at one gateway since the beginning */
+};
+
 /* ---- the world ---- */
 
 struct wconfig {
@@ -289,6 +306,7 @@ struct world {
 	struct fault faults[W_FAULTS];
 	uint32_t n_faults;
 	struct partition parts[W_PARTITIONS];
+	struct scenario scn;      /* with opt->scenario */
 	/* what the quiet points wait for */
 	uint64_t inflight;        /* segments, connects and lookups in flight, heartbeats aside */
 	uint64_t store_inflight;  /* store calls queued or running, heartbeats aside */
@@ -439,6 +457,24 @@ void fault_on(struct world *w, uint32_t i, int phase);
 /* Whether fault kind k (with a, -1: any) is active now. */
 bool fault_active(const struct world *w, enum fault_kind k, int a);
 const char *fault_name(enum fault_kind k);
+
+/* ---- scenario.c ---- */
+bool scenario_on(const struct world *w);
+/* The calm world of a scenario, instead of the seed's configuration. */
+void scenario_configure(struct world *w);
+/* When member m's process first starts. */
+int64_t scenario_member_start(const struct world *w, uint32_t m);
+/* The scenario's faults and its begin and measure events, instead of the seed's faults. */
+void scenario_plan(struct world *w);
+void scenario_on_event(struct world *w, uint64_t what);
+/* After every event: the peak load. */
+void scenario_observe(struct world *w);
+
+/* Whether a gateway link in state s is attached (counted in the gauge). */
+static inline bool gw_state_attached(enum rs_gw_session_state s)
+{
+	return s >= RS_GW_DEGRADED && s <= RS_GW_DEFER_MOVED;
+}
 
 /* ---- invariants.c ---- */
 /* Checks every invariant after an event; false (and the result filled) at the first broken one. */
