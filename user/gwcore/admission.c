@@ -190,6 +190,12 @@ void gwc_admission_answered(struct rs_gw_core *core, struct gwc_item *it, const 
 	core->counters.stays += a->decision.reason == RS_REASON_STAY;
 	core->counters.reserved += a->decision.reason == RS_REASON_RESERVED;
 	attach(l, RS_GW_ATTACHED);
+	/* Its member's last link here was marked for a deferred placement and
+	 * ended first (a blip): a stay, honored whatever the cap, keeps the
+	 * mark, or the excess it was marked for stays for good; an arrival
+	 * the rule placed here drops it (marks.c). */
+	if (gwc_marks_take(core, l->member_id, l->epoch) && it->stay_asked)
+		gwc_deferred_mark(l);
 	/* Frames that arrived while it waited are still the caller's to feed. */
 	core->cb.resume(core->user, l->user);
 }
