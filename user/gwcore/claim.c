@@ -95,8 +95,15 @@ void gwc_claim_answered(struct rs_gw_core *core, struct gwc_req *req, int err)
 			l->sandboxes_owed = true;
 			core->sandboxes_owed = true;
 		}
-		if (k->above_cap || !gwc_deferred_view_settled(core))
+		if (l->rewrite) {
+			/* Its row written again after a take-back: marked only if
+			 * it was (admission.c), for the rule placed it here. */
+			if (l->rewrite_marked)
+				gwc_deferred_mark(l);
+			l->rewrite = l->rewrite_marked = false;
+		} else if (k->above_cap || !gwc_deferred_view_settled(core)) {
 			gwc_deferred_mark(l);
+		}
 	} else if (err == -ESTALE) {
 		core->counters.claims_superseded++;
 		gwc_log(core, "info", "event", "claim", "member", k->member_id, "epoch", epoch, "result", "superseded",

@@ -65,6 +65,10 @@ struct rs_gw_link {
 	int64_t refresh_next_ms;              /* a REFRESH before this is dropped (one per heartbeat) */
 	int64_t sandboxes_next_ms;            /* a count before this waits for the heartbeat's write */
 	bool liveness;                        /* its third fallback round refused here */
+	bool rewrite;                         /* DEGRADED because its row was lost to a take-back
+					       * (admission.c), not for an outage: the rule placed it,
+					       * so its claim's cap marks nothing */
+	bool rewrite_marked;                  /* and it was marked for a deferred placement then */
 	uint8_t hello_flags;
 	uint64_t epoch;
 	uint32_t sandboxes;
