@@ -498,17 +498,6 @@ static bool quiet_now(struct world *w)
 	return true;
 }
 
-/* Attached links at gateway slot whose member has no row at all: its row
- * was deleted under it (D8). */
-static uint32_t rowless_links(const struct world *w, int slot)
-{
-	uint32_t n = 0;
-
-	for (const struct conn *c = w->gw[slot].links; c; c = c->gnext)
-		n += attached_state(c->g_state) && !w->store.cur.s[c->member].present;
-	return n;
-}
-
 /* Each gateway's gauge against its ledger count and its links' members. */
 static bool gateways_match(struct world *w)
 {
@@ -528,14 +517,9 @@ static bool gateways_match(struct world *w)
 					 g->id, (unsigned long long)gg.supervisors, l->gw[i].attached,
 					 ledger_active_rows(l, i), rows_before(w, i));
 			/* D3: an earlier process's rows, which a start that could
-			 * not register never ended; D8: an attached member's row
-			 * deleted when a newer link of it, given up before its
-			 * admission was answered, was taken back (docs/SIMULATION.md,
-			 * Findings). */
+			 * not register never ended (docs/SIMULATION.md, Findings). */
 			if (gg.supervisors == l->gw[i].attached - rows_before(w, i) && rows_before(w, i))
 				w->res->known = "D3-stale-rows";
-			else if (gg.supervisors > l->gw[i].attached && rowless_links(w, i) == gg.supervisors - l->gw[i].attached)
-				w->res->known = "D8-taken-back";
 			return false;
 		}
 		for (const struct conn *c = g->links; c; c = c->gnext)
