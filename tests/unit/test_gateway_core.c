@@ -1501,6 +1501,207 @@ static void test_handoff_timed(void **state)
 	check(fx, 0);
 }
 
+/* ---- 8. a deferred placement outlives its link (D9) ---- */
+
+/* Link 1 of m1 (epoch 7) accepted degraded, the store back at 2000, its
+ * claim answered at once above the cap: marked (DEFER_DUE), its placement
+ * waiting until one TTL after the return (5000).  Then a blip at 2100: the
+ * link is lost, its place kept. */
+static void marked_then_lost(struct fx *fx)
+{
+	struct rs_gw_store_req *r;
+
+	attach_degraded(fx, 1, "m1", 7);
+	at(fx, T0_MONO + HB_MS); /* 2000 */
+	rs_gw_core_tick(fx->core, fx->now);
+	answer_heartbeats(fx);
+	r = take(fx, RS_GW_STORE_CLAIM);
+	r->u.claim.load = 3;
+	r->u.claim.cap = 2;
+	r->u.claim.above_cap = true;
+	ledger_add(fx, "m1", 7);
+	done(fx, r, 0);
+	assert_int_equal(rs_gw_link_state(fx->links[1]), RS_GW_DEFER_DUE);
+	check(fx, 0);
+	at(fx, 2100);
+	rs_gw_core_link_closed(fx->core, fx->links[1], RS_GW_LINK_LOST, fx->now);
+	assert_int_equal(fx->last_leave.u.leave.epoch, 7);
+	assert_int_equal(fx->last_leave.u.leave.grace_ms, GRACE_MS);
+	done(fx, take(fx, RS_GW_STORE_LEAVE), 0);
+	check(fx, 0);
+}
+
+/* Its redial asking to stay (epoch 8), accepted here: the new link keeps
+ * the mark, and is placed by the rule once the view has settled (5000). */
+static void test_deferral_kept_across_redial(void **state)
+{
+	struct fx *fx = *state;
+	struct rs_gw_store_req *r;
+	const struct rs_frame *f;
+	struct rs_gw_gauges g;
+
+	marked_then_lost(fx);
+	at(fx, 2200);
+	open_link(fx, 2, false);
+	hello(fx, 2, "m1", 8, RS_HELLO_STAY);
+	r = take(fx, RS_GW_STORE_ADMIT);
+	assert_true(r->u.admit.a[0].stay);
+	admit_item(fx, r, 0, true);
+	r->u.admit.a[0].decision.reason = RS_REASON_STAY;
+	done(fx, r, 0);
+	last_frame(fx, 2, RS_FRAME_ACCEPT);
+	assert_int_equal(rs_gw_link_state(fx->links[2]), RS_GW_DEFER_DUE);
+	rs_gw_core_gauges(fx->core, &g);
+	assert_int_equal(g.deferred_pending, 1);
+	check(fx, 0);
+
+	/* Nothing asked before 5000 (2000 + TTL). */
+	at(fx, 4999);
+	rs_gw_core_tick(fx->core, fx->now);
+	answer_heartbeats(fx);
+	assert_int_equal(n_pending_op(fx, RS_GW_STORE_ADMIT), 0);
+	at(fx, 5000);
+	rs_gw_core_tick(fx->core, fx->now);
+	answer_heartbeats(fx);
+	assert_int_equal(rs_gw_link_state(fx->links[2]), RS_GW_DEFER_ASKED);
+	r = take(fx, RS_GW_STORE_ADMIT);
+	assert_true(r->u.admit.a[0].deferred);
+	assert_int_equal(r->u.admit.a[0].epoch, 8);
+	admit_item(fx, r, 0, false);
+	done(fx, r, 0);
+	assert_int_equal(rs_gw_link_state(fx->links[2]), RS_GW_DEFER_MOVED);
+	f = last_frame(fx, 2, RS_FRAME_REDIRECT);
+	assert_int_equal(f->u.redirect.reason, RS_REDIRECT_DRAIN);
+	assert_int_equal(ctr(fx)->redirects_deferred, 1);
+	check(fx, 0);
+	rs_gw_core_link_closed(fx->core, fx->links[2], RS_GW_LINK_LOST, fx->now);
+	done(fx, take(fx, RS_GW_STORE_LEAVE), 0);
+	check(fx, 0);
+}
+
+/* Its redial without STAY, accepted here: the rule placed it, so the mark
+ * is dropped; nor does a later stay of it pick the mark up again. */
+static void test_deferral_dropped_when_placed(void **state)
+{
+	struct fx *fx = *state;
+	struct rs_gw_store_req *r;
+	struct rs_gw_gauges g;
+
+	marked_then_lost(fx);
+	at(fx, 2200);
+	attach_one(fx, 2, "m1", 8);
+	rs_gw_core_gauges(fx->core, &g);
+	assert_int_equal(g.deferred_pending, 0);
+	check(fx, 0);
+	/* Lost again (unmarked), back asking to stay: nothing to keep. */
+	rs_gw_core_link_closed(fx->core, fx->links[2], RS_GW_LINK_LOST, fx->now);
+	done(fx, take(fx, RS_GW_STORE_LEAVE), 0);
+	open_link(fx, 3, false);
+	hello(fx, 3, "m1", 9, RS_HELLO_STAY);
+	r = take(fx, RS_GW_STORE_ADMIT);
+	admit_item(fx, r, 0, true);
+	done(fx, r, 0);
+	assert_int_equal(rs_gw_link_state(fx->links[3]), RS_GW_ATTACHED);
+	check(fx, 0);
+	rs_gw_core_link_closed(fx->core, fx->links[3], RS_GW_LINK_LOST, fx->now);
+	done(fx, take(fx, RS_GW_STORE_LEAVE), 0);
+	check(fx, 0);
+}
+
+/* ---- 9. an admission taken back rewrites the older link's row (D8) ---- */
+
+/* m1 attached on link 1 (epoch 5).  Its refresh redial (link 2, epoch 6,
+ * asking to stay) gives up before the store answers; the store accepts it
+ * here, so its row is (gw-a, 6).  The gateway takes that back (the row
+ * deleted, no place kept: nobody heard the ACCEPT) and then claims link 1
+ * again, so that the row is (gw-a, 5), as the gauge counts. */
+static void taken_back_with_older_link(struct fx *fx)
+{
+	struct rs_gw_store_req *r;
+
+	attach_one(fx, 1, "m1", 5);
+	open_link(fx, 2, false);
+	hello(fx, 2, "m1", 6, RS_HELLO_STAY);
+	r = take(fx, RS_GW_STORE_ADMIT);
+	rs_gw_core_link_closed(fx->core, fx->links[2], RS_GW_LINK_LOST, fx->now);
+	assert_int_equal(fx->n_handed[RS_GW_STORE_LEAVE], 0);
+	admit_item(fx, r, 0, true); /* the ledger: m1 at 5 and at 6 */
+	r->u.admit.a[0].decision.reason = RS_REASON_STAY;
+	done(fx, r, 0);
+	assert_int_equal(fx->n_sent, 1); /* link 1's ACCEPT only */
+	/* The take-back first, then the claim: the store runs them in order. */
+	assert_int_equal(fx->n_pending, 2);
+	assert_int_equal(fx->pending[0]->op, RS_GW_STORE_LEAVE);
+	assert_int_equal(fx->pending[0]->u.leave.epoch, 6);
+	assert_int_equal(fx->pending[0]->u.leave.grace_ms, 0);
+	assert_int_equal(fx->pending[1]->op, RS_GW_STORE_CLAIM);
+	assert_string_equal(fx->pending[1]->u.claim.member_id, "m1");
+	assert_int_equal(fx->pending[1]->u.claim.epoch, 5);
+	assert_int_equal(rs_gw_link_state(fx->links[1]), RS_GW_CLAIMING);
+	/* The store has no row of m1 now (5's was overwritten, 6's deleted):
+	 * link 1 is unrecorded until the claim is answered. */
+	ledger_leave(fx, "m1", 5);
+	check(fx, 1);
+	done(fx, take(fx, RS_GW_STORE_LEAVE), 0);
+	check(fx, 1);
+}
+
+static void test_taken_back_rewrites_older_link(void **state)
+{
+	struct fx *fx = *state;
+	struct rs_gw_store_req *r;
+	struct rs_gw_gauges g;
+
+	taken_back_with_older_link(fx);
+	r = take(fx, RS_GW_STORE_CLAIM);
+	/* Above the cap and right after nothing: the rule placed link 1, so
+	 * writing its row again marks nothing for a deferred placement. */
+	r->u.claim.load = 2;
+	r->u.claim.cap = 1;
+	r->u.claim.above_cap = true;
+	ledger_add(fx, "m1", 5);
+	done(fx, r, 0);
+	assert_int_equal(rs_gw_link_state(fx->links[1]), RS_GW_ATTACHED);
+	rs_gw_core_gauges(fx->core, &g);
+	assert_int_equal(g.supervisors, 1);
+	assert_int_equal(g.deferred_pending, 0);
+	assert_int_equal(fx->closes[1], 0);
+	check(fx, 0);
+	/* Its end ends the rewritten row. */
+	rs_gw_core_link_closed(fx->core, fx->links[1], RS_GW_LINK_LOST, fx->now);
+	assert_int_equal(fx->last_leave.u.leave.epoch, 5);
+	done(fx, take(fx, RS_GW_STORE_LEAVE), 0);
+	check(fx, 0);
+}
+
+/* The store away when the claim runs: link 1 stays served, unrecorded,
+ * and is claimed again once a heartbeat is answered. */
+static void test_taken_back_rewrite_retried(void **state)
+{
+	struct fx *fx = *state;
+	struct rs_gw_store_req *r;
+
+	taken_back_with_older_link(fx);
+	done(fx, take(fx, RS_GW_STORE_CLAIM), -EIO);
+	assert_int_equal(rs_gw_link_state(fx->links[1]), RS_GW_DEGRADED);
+	assert_int_equal(fx->closes[1], 0);
+	check(fx, 1);
+	at(fx, T0_MONO + HB_MS);
+	rs_gw_core_tick(fx->core, fx->now);
+	answer_heartbeats(fx);
+	r = take(fx, RS_GW_STORE_CLAIM);
+	assert_int_equal(r->u.claim.epoch, 5);
+	r->u.claim.load = 1;
+	r->u.claim.cap = 1;
+	ledger_add(fx, "m1", 5);
+	done(fx, r, 0);
+	assert_int_equal(rs_gw_link_state(fx->links[1]), RS_GW_ATTACHED);
+	check(fx, 0);
+	rs_gw_core_link_closed(fx->core, fx->links[1], RS_GW_LINK_LOST, fx->now);
+	done(fx, take(fx, RS_GW_STORE_LEAVE), 0);
+	check(fx, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1533,6 +1734,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_store_queue_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_timed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_handoff_timed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deferral_kept_across_redial, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deferral_dropped_when_placed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_taken_back_rewrites_older_link, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_taken_back_rewrite_retried, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

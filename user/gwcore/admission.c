@@ -115,6 +115,39 @@ void gwc_placement_failed(struct rs_gw_link *l, int err, bool tried)
 	core->cb.resume(core->user, l->user);
 }
 
+/* The store accepted member_id here at epoch and that attachment is being
+ * taken back: the admission overwrote the row of the member's older link
+ * here, and the take-back deletes it.  Each such link (recorded and not
+ * being moved) is written again with its own epoch by a claim, after the
+ * take-back in the store's order; meanwhile it is unrecorded, served as a
+ * degraded one is, and claimed again at each heartbeat until the store
+ * answers (or closed as superseded if a newer epoch of its member is
+ * recorded by then). */
+static void rewrite_older(struct rs_gw_core *core, const char *member_id, uint64_t epoch)
+{
+	for (struct rs_gw_link *l = gwc_member_first(core, member_id); l; l = l->member_next) {
+		if (l->epoch >= epoch || (l->state != RS_GW_ATTACHED && l->state != RS_GW_DEFER_DUE))
+			continue;
+		l->rewrite = true;
+		l->rewrite_marked = l->state == RS_GW_DEFER_DUE;
+		gwc_set_state(l, RS_GW_DEGRADED);
+		/* An owed take-back goes out before the heartbeat's claims
+		 * (heartbeat.c): a claim now could overtake it. */
+		if (gwc_store_usable(core) && !core->owed)
+			gwc_claim(l);
+	}
+}
+
+/* Takes back an attachment of member_id at epoch that nobody will use
+ * (its link left, or was refused): its row is deleted, place not kept,
+ * and the member's older link here, whose row it overwrote, is recorded
+ * again. */
+static void take_back(struct rs_gw_core *core, const char *member_id, uint64_t epoch)
+{
+	gwc_end_session(core, member_id, epoch, false);
+	rewrite_older(core, member_id, epoch);
+}
+
 void gwc_admission_answered(struct rs_gw_core *core, struct gwc_item *it, const struct rs_admit *a, int err)
 {
 	struct rs_gw_link *l = it->link;
@@ -132,7 +165,7 @@ void gwc_admission_answered(struct rs_gw_core *core, struct gwc_item *it, const 
 		 * never heard its ACCEPT (a redirect's reservation lapses on
 		 * its own). */
 		if (!err && a->accepted)
-			gwc_end_session(core, it->member_id, a->epoch, false);
+			take_back(core, it->member_id, a->epoch);
 		return;
 	}
 	l->req = NULL;
@@ -190,6 +223,12 @@ void gwc_admission_answered(struct rs_gw_core *core, struct gwc_item *it, const 
 	core->counters.stays += a->decision.reason == RS_REASON_STAY;
 	core->counters.reserved += a->decision.reason == RS_REASON_RESERVED;
 	attach(l, RS_GW_ATTACHED);
+	/* Its member's last link here was marked for a deferred placement and
+	 * ended first (a blip): a stay, honored whatever the cap, keeps the
+	 * mark, or the excess it was marked for stays for good; an arrival
+	 * the rule placed here drops it (marks.c). */
+	if (gwc_marks_take(core, l->member_id, l->epoch) && it->stay_asked)
+		gwc_deferred_mark(l);
 	/* Frames that arrived while it waited are still the caller's to feed. */
 	core->cb.resume(core->user, l->user);
 }

@@ -15,7 +15,8 @@
  * decided before one TTL has passed since the return; the placement
  * itself moves the member only if this gateway is above the cap with it
  * (rs_admit.deferred), over the real ring.  A draining gateway drops the
- * marks: its drain hands everyone off. */
+ * marks: its drain hands everyone off.  A marked link that ends first
+ * leaves its mark for its member's next link here (marks.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -84,6 +85,9 @@ void gwc_claim_answered(struct rs_gw_core *core, struct gwc_req *req, int err)
 			"load", load, "cap", cap, NULL);
 		if (!l) {
 			gwc_end_session(core, k->member_id, k->epoch, true); /* it left meanwhile */
+			/* The mark it would have had waits for its next link here. */
+			if (k->above_cap || !gwc_deferred_view_settled(core))
+				gwc_marks_left(core, k->member_id, k->epoch);
 			return;
 		}
 		gwc_set_state(l, RS_GW_ATTACHED);
@@ -91,8 +95,15 @@ void gwc_claim_answered(struct rs_gw_core *core, struct gwc_req *req, int err)
 			l->sandboxes_owed = true;
 			core->sandboxes_owed = true;
 		}
-		if (k->above_cap || !gwc_deferred_view_settled(core))
+		if (l->rewrite) {
+			/* Its row written again after a take-back: marked only if
+			 * it was (admission.c), for the rule placed it here. */
+			if (l->rewrite_marked)
+				gwc_deferred_mark(l);
+			l->rewrite = l->rewrite_marked = false;
+		} else if (k->above_cap || !gwc_deferred_view_settled(core)) {
 			gwc_deferred_mark(l);
+		}
 	} else if (err == -ESTALE) {
 		core->counters.claims_superseded++;
 		gwc_log(core, "info", "event", "claim", "member", k->member_id, "epoch", epoch, "result", "superseded",

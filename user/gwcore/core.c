@@ -67,6 +67,7 @@ void rs_gw_core_free(struct rs_gw_core *core)
 	}
 	gwc_member_free_all(core);
 	gwc_rounds_free(core);
+	gwc_marks_free(core);
 	free(core);
 }
 

@@ -2,9 +2,10 @@
 /* gwcore.h - the gateway core's state, shared by its files (private to
  * the library).  One struct rs_gw_core per gateway; every link is a struct
  * rs_gw_link it owns.  Files, lowest first, each calling only those before
- * it: log.c, deadline.c (the deadline lists), timing.c (the latency
- * histograms), link.c (links, states and their counts, the member index,
- * frames and closes out, logging),
+ * it: log.c, deadline.c (the deadline lists), marks.c (deferred-placement
+ * marks its links left), timing.c (the latency histograms), link.c (links,
+ * states and their counts, the member index, frames and closes out,
+ * logging),
  * store_queue.c (requests out, the admission queue
  * and its batches, the store's health, session ends), overload.c (the
  * queue's pace: its deadline, shedding and retry hints), rounds.c, move.c
@@ -37,6 +38,7 @@
 struct gwc_member;
 struct gwc_req;
 struct gwc_round;
+struct gwc_mark;
 
 /* A list of links whose deadlines all have one length, so appending keeps
  * it in deadline order and its head is the next due. */
@@ -63,6 +65,10 @@ struct rs_gw_link {
 	int64_t refresh_next_ms;              /* a REFRESH before this is dropped (one per heartbeat) */
 	int64_t sandboxes_next_ms;            /* a count before this waits for the heartbeat's write */
 	bool liveness;                        /* its third fallback round refused here */
+	bool rewrite;                         /* DEGRADED because its row was lost to a take-back
+					       * (admission.c), not for an outage: the rule placed it,
+					       * so its claim's cap marks nothing */
+	bool rewrite_marked;                  /* and it was marked for a deferred placement then */
 	uint8_t hello_flags;
 	uint64_t epoch;
 	uint32_t sandboxes;
@@ -112,6 +118,7 @@ struct rs_gw_core {
 	bool queue_full;                     /* n_requests reached cfg.store_queue_max (logged once per episode) */
 	struct gwc_owed *owed;
 	struct gwc_round *rounds;
+	struct gwc_mark *marks;              /* marks.c: deferred placements whose links ended */
 	bool store_up;
 	int64_t store_clock_skew_ms; /* the store's clock minus ours, as of the last heartbeat (0: none) */
 	int64_t store_back_ms;
@@ -134,6 +141,16 @@ struct rs_gw_core {
 	struct rs_histogram hist[RS_GW_HIST_COUNT]; /* timing.c */
 	struct gwc_log_rate reject_log[RS_GW_REJECT_COUNT];
 };
+
+/* ---- marks.c ---- */
+/* A link of member_id at epoch, marked for a deferred placement, ended
+ * before the placement was decided: its mark waits for the member's next
+ * link here. */
+void gwc_marks_left(struct rs_gw_core *core, const char *member_id, uint64_t epoch);
+/* Takes member_id's mark (a link of it older than epoch left one here);
+ * whether there was one.  Any newer link accepted here takes it. */
+bool gwc_marks_take(struct rs_gw_core *core, const char *member_id, uint64_t epoch);
+void gwc_marks_free(struct rs_gw_core *core);
 
 /* ---- timing.c ---- */
 /* Gives every histogram its bounds (empty). */

@@ -126,6 +126,10 @@ void gwc_set_state(struct rs_gw_link *l, enum rs_gw_session_state s)
 	 * budget or a stop, superseded. */
 	if (l->state == RS_GW_HANDOFF && s != RS_GW_HANDOFF)
 		gwc_timing_handoff_ended(l);
+	/* A link marked for a deferred placement ends before it is decided:
+	 * the mark waits for its member's next link here (marks.c). */
+	if ((l->state == RS_GW_DEFER_DUE || l->state == RS_GW_DEFER_ASKED) && !is)
+		gwc_marks_left(core, l->member_id, l->epoch);
 	core->n_state[l->state]--;
 	core->n_state[s]++;
 	l->state = s;

@@ -75,7 +75,8 @@ static void cb_send(void *user, void *link_user, const struct rs_frame *f)
 	}
 	if (f->type == RS_FRAME_REDIRECT && f->u.redirect.reason == RS_REDIRECT_DRAIN) {
 		/* A move's cause, as the member will see it: only a drain or a
-		 * deferred placement (of a link accepted degraded) sends one. */
+		 * deferred placement (of a link accepted degraded, or of its
+		 * member's redial here that kept its mark) sends one. */
 		if (!g->draining && !g->stopping && !c->g_degraded)
 			invariant_failed(w, "moves_have_causes",
 					 "%s hands m-%u off, neither draining nor having accepted it degraded", g->id,
@@ -250,7 +251,14 @@ void gw_observe(struct world *w, struct gw_node *g)
 		struct mb_node *m = &w->mb[c->member];
 
 		c->g_state = rs_gw_link_state(c->gl);
-		if (c->g_state == RS_GW_DEGRADED)
+		if (c->g_state == RS_GW_DEGRADED) {
+			c->g_degraded = true;
+			g->degraded_inc[c->member] = g->inc;
+		}
+		/* Marked for a deferred placement without having been degraded:
+		 * a redial here keeping the mark of its member's earlier link
+		 * (D9's fix), which this process must have accepted degraded. */
+		if (c->g_state == RS_GW_DEFER_DUE && !c->g_degraded && g->degraded_inc[c->member] == g->inc)
 			c->g_degraded = true;
 		/* A move asked of the store is a cause from here, whether or not
 		 * its REDIRECT is ever sent: the link may be gone when the

@@ -161,11 +161,6 @@ void inv_member_event(struct world *w, struct mb_node *m, const struct rs_mc_eve
 		 * kept (D6). */
 		if (gw >= 0 && gw == m->last_gw && w->gw[gw].inc != m->last_inc && e->stay)
 			w->gw[gw].window_returns++;
-		/* Back on a new link where it was accepted degraded: a deferred
-		 * placement due to the old link is forgotten with it (D9). */
-		c = conn_get(w, m->last_conn);
-		if (gw >= 0 && gw == m->last_gw && e->stay && c && c->g_degraded && !c->redirect_drain)
-			w->gw[gw].window_undeferred++;
 		m->last_gw = gw;
 		m->last_inc = gw >= 0 ? w->gw[gw].inc : 0;
 		m->last_conn = w->feeding;
@@ -498,17 +493,6 @@ static bool quiet_now(struct world *w)
 	return true;
 }
 
-/* Attached links at gateway slot whose member has no row at all: its row
- * was deleted under it (D8). */
-static uint32_t rowless_links(const struct world *w, int slot)
-{
-	uint32_t n = 0;
-
-	for (const struct conn *c = w->gw[slot].links; c; c = c->gnext)
-		n += gw_state_attached(c->g_state) && !w->store.cur.s[c->member].present;
-	return n;
-}
-
 /* Each gateway's gauge against its ledger count and its links' members. */
 static bool gateways_match(struct world *w)
 {
@@ -528,14 +512,9 @@ static bool gateways_match(struct world *w)
 					 g->id, (unsigned long long)gg.supervisors, l->gw[i].attached,
 					 ledger_active_rows(l, i), rows_before(w, i));
 			/* D3: an earlier process's rows, which a start that could
-			 * not register never ended; D8: an attached member's row
-			 * deleted when a newer link of it, given up before its
-			 * admission was answered, was taken back (docs/SIMULATION.md,
-			 * Findings). */
+			 * not register never ended (docs/SIMULATION.md, Findings). */
 			if (gg.supervisors == l->gw[i].attached - rows_before(w, i) && rows_before(w, i))
 				w->res->known = "D3-stale-rows";
-			else if (gg.supervisors > l->gw[i].attached && rowless_links(w, i) == gg.supervisors - l->gw[i].attached)
-				w->res->known = "D8-taken-back";
 			return false;
 		}
 		for (const struct conn *c = g->links; c; c = c->gnext)
@@ -607,26 +586,22 @@ static void cap_at_quiet_points(struct world *w)
 			invariant_failed(w, "cap_at_quiet_points",
 					 "%s holds %u supervisors: above the highest cap since the last quiet point (%u) "
 					 "and what it held then (%u); since then %u came through the Service asking to "
-					 "stay, %u redials were placed here as fallbacks, %u came back after its restart, "
-					 "%u accepted degraded came back by a redial",
+					 "stay, %u redials were placed here as fallbacks, %u came back after its restart",
 					 g->id, loads[i], w->window_cap, w->quiet_load[i], g->window_stays,
-					 g->window_fallbacks, g->window_returns, g->window_undeferred);
+					 g->window_fallbacks, g->window_returns);
 			/* Known defects (docs/SIMULATION.md, Findings) explain the
 			 * excess: Service fallbacks' stays honored after their
 			 * reservations lapsed (D1), redials decided as fallbacks from
 			 * a reservation they never heard of (D5), members back at a
 			 * restarted gateway whose places were given away (D6). */
-			if (loads[i] - allowed <=
-			    g->window_stays + g->window_fallbacks + g->window_returns + g->window_undeferred)
+			if (loads[i] - allowed <= g->window_stays + g->window_fallbacks + g->window_returns)
 				w->res->known = g->window_fallbacks ? "D5-redial-as-fallback"
-						: g->window_returns ? "D6-restart-returns"
-						: g->window_undeferred ? "D9-deferral-lost" : "D1-stale-stay";
+						: g->window_returns ? "D6-restart-returns" : "D1-stale-stay";
 			return;
 		}
 	}
 	for (int i = 0; i < W_GATEWAYS; i++)
-		w->gw[i].window_stays = w->gw[i].window_fallbacks = w->gw[i].window_returns =
-			w->gw[i].window_undeferred = 0;
+		w->gw[i].window_stays = w->gw[i].window_fallbacks = w->gw[i].window_returns = 0;
 	if (tracing(w))
 		trace(w, "quiet point: loads %u %u %u %u %u %u %u %u, window cap %u", loads[0], loads[1], loads[2],
 		      loads[3], loads[4], loads[5], loads[6], loads[7], w->window_cap);

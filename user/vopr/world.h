@@ -109,7 +109,8 @@ struct conn {
 	bool g_open, g_closing;
 	int64_t g_last_read;       /* sim ms: the gateway's idle timeout reads it */
 	enum rs_gw_session_state g_state; /* as last observed (after each event) */
-	bool g_degraded;           /* accepted degraded at some point */
+	bool g_degraded;           /* accepted degraded at some point, or a redial here that kept
+				    * the deferred placement of such a link of its member */
 	bool redirect_drain;       /* a REDIRECT {drain} went out on it */
 	enum rs_mc_via via;        /* why the member dialed it */
 	uint64_t hello_epoch;      /* the epoch its HELLO carried (0: none yet) */
@@ -197,7 +198,7 @@ struct gw_node {
 	uint32_t window_stays;  /* attaches through the Service asking to stay since the last quiet point */
 	uint32_t window_fallbacks; /* redials decided as Service fallbacks, placed here, since then */
 	uint32_t window_returns;   /* members back by a redial after this gateway restarted, since then */
-	uint32_t window_undeferred; /* members accepted degraded here, back by a redial before any deferred placement */
+	uint32_t degraded_inc[W_MEMBERS]; /* the incarnation that last had a link of the member accepted degraded (0: none) */
 	uint64_t stale_epoch[W_MEMBERS]; /* the active rows here when it started unregistered (0: none) */
 };
 
