@@ -45,6 +45,11 @@ struct rs_gw_store_ops {
 	/* The store's wall clock minus ours in ms (rs_store_clock_skew());
 	 * may be NULL: a store with no clock of its own (reported as 0). */
 	int (*clock_skew)(const void *st, int64_t *skew_ms);
+	/* rs_store_gateway_start_holding(): a start's registration deferred
+	 * to the first heartbeat ends the earlier process's active rows, not
+	 * ours.  May be NULL: gateway_register instead (every row kept). */
+	int (*gateway_start_holding)(void *st, const char *id, const char *peer, enum rs_gateway_state state,
+				     int64_t now_ms, const struct rs_session_key *held, size_t n);
 };
 
 enum rs_gw_store_op {
@@ -52,7 +57,9 @@ enum rs_gw_store_op {
 	RS_GW_STORE_CLAIM,      /* a session accepted while the store was away */
 	RS_GW_STORE_LEAVE,      /* a session ended (its place kept grace_ms) */
 	RS_GW_STORE_SANDBOXES,  /* a session's sandbox count */
-	RS_GW_STORE_HEARTBEAT,  /* our row's heartbeat (registered again if gone), its state read */
+	RS_GW_STORE_HEARTBEAT,  /* our row's heartbeat (registered again if gone; first written, an
+				 * earlier process's active rows ended, if our start could not), its
+				 * state read */
 	RS_GW_STORE_MEMBERSHIP, /* is another live gateway serving? */
 	RS_GW_STORE_DRAINING,   /* our row marked draining */
 };
@@ -96,6 +103,10 @@ struct rs_gw_store_req {
 					     * heartbeat: a process whose start could not register,
 					     * so that a row an earlier process left (draining, say)
 					     * is made ours rather than obeyed */
+			const struct rs_session_key *held; /* with register_row: the sessions this process
+							    * holds (n_held); every other active row at
+							    * our gateway is an earlier process's and ends */
+			size_t n_held;
 			uint64_t statements; /* out: the store handle's statement count */
 			int64_t clock_skew_ms; /* out: the store's clock minus ours (0: none measured) */
 		} heartbeat;

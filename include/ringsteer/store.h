@@ -185,6 +185,23 @@ RS_EXPORT int rs_store_gateway_register(struct rs_store *st, const char *id, con
 RS_EXPORT int rs_store_gateway_start(struct rs_store *st, const char *id, const char *peer, enum rs_gateway_state state,
 				     int64_t now_ms);
 
+/* A session a gateway process holds: its member and epoch. */
+struct rs_session_key {
+	char member_id[RS_ID_MAX + 1];
+	uint64_t epoch;
+};
+
+/* A gateway process whose start could not register (the store was away)
+ * registering once it answers, when it may already hold sessions: as
+ * rs_store_gateway_start(), except that the active rows at id whose member
+ * and epoch are among held[0..n) (the process's own) are kept, and its
+ * attached count is those kept.  The rows are told apart by who holds
+ * them, not by when they were attached: the clocks that wrote those times
+ * may have been stepped since.  Returns 0, -EINVAL, -ENOMEM, -EIO, -EBUSY. */
+RS_EXPORT int rs_store_gateway_start_holding(struct rs_store *st, const char *id, const char *peer,
+					     enum rs_gateway_state state, int64_t now_ms,
+					     const struct rs_session_key *held, size_t n);
+
 /* Sets gateway id's state (serving or draining) without touching its
  * heartbeat: how `ringsteerctl drain` asks a gateway to drain.  Returns 0,
  * -ENOENT, -EINVAL, -EIO, -EBUSY. */

@@ -1055,6 +1055,63 @@ static void test_unregistered_until_answered(void **state)
 	done(fx, r, 0);
 }
 
+/* Whether a registering heartbeat's held list has member at epoch. */
+static bool holds(const struct rs_gw_store_req *r, const char *member, uint64_t epoch)
+{
+	for (size_t i = 0; i < r->u.heartbeat.n_held; i++)
+		if (strcmp(r->u.heartbeat.held[i].member_id, member) == 0 && r->u.heartbeat.held[i].epoch == epoch)
+			return true;
+	return false;
+}
+
+/* An unregistered start's first heartbeat ends the earlier process's
+ * active rows (D3, seeds 3349 and 2862), so it tells the store which are
+ * this process's own, admitted before it: its links' (attached, degraded,
+ * being admitted) and the ends it owes, whose rows are still active; not
+ * a link that closed with its end told, nor one with no HELLO yet. */
+static void test_unregistered_start_lists_held(void **state)
+{
+	struct fx *fx = *state;
+	struct rs_gw_store_req *r;
+
+	rs_gw_core_free(fx->core);
+	fx->cfg.registered = false;
+	assert_int_equal(rs_gw_core_new(&fx->cfg, &fx->cb, fx, fx->now, &fx->core), 0);
+	attach_one(fx, 1, "m1", 5);
+	attach_one(fx, 2, "m2", 7);
+	attach_one(fx, 3, "m3", 8);
+	/* m3 leaves, told: its row is no longer active here. */
+	rs_gw_core_link_closed(fx->core, fx->links[3], RS_GW_LINK_LOST, fx->now);
+	done(fx, take(fx, RS_GW_STORE_LEAVE), 0);
+	/* The store goes away: m4 is accepted degraded, m2's end is owed. */
+	attach_degraded(fx, 4, "m4", 9);
+	rs_gw_core_link_closed(fx->core, fx->links[2], RS_GW_LINK_LOST, fx->now);
+	assert_int_equal(n_pending_op(fx, RS_GW_STORE_LEAVE), 0);
+	open_link(fx, 5, false); /* no HELLO yet: no session */
+	advance(fx, HB_MS);
+	rs_gw_core_tick(fx->core, fx->now);
+	r = take(fx, RS_GW_STORE_HEARTBEAT);
+	assert_true(r->u.heartbeat.register_row);
+	assert_int_equal(r->u.heartbeat.n_held, 3);
+	assert_true(holds(r, "m1", 5));
+	assert_true(holds(r, "m4", 9));
+	assert_true(holds(r, "m2", 7));
+	assert_false(holds(r, "m3", 8));
+	r->u.heartbeat.registered = true;
+	done(fx, r, 0);
+
+	/* Registered: later heartbeats carry no list. */
+	while (fx->n_pending)
+		done(fx, take(fx, fx->pending[0]->op), 0);
+	advance(fx, HB_MS);
+	rs_gw_core_tick(fx->core, fx->now);
+	r = take(fx, RS_GW_STORE_HEARTBEAT);
+	assert_false(r->u.heartbeat.register_row);
+	assert_int_equal(r->u.heartbeat.n_held, 0);
+	assert_null(r->u.heartbeat.held);
+	done(fx, r, 0);
+}
+
 /* ---- 6. duplicate epochs ---- */
 
 static void test_duplicate_epochs(void **state)
@@ -1720,6 +1777,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_second_sigterm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unregistered_start_registers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unregistered_until_answered, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unregistered_start_lists_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_duplicate_epochs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refresh_during_handoff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_handoff_deadline, setup, teardown),

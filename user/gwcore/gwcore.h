@@ -208,6 +208,7 @@ struct gwc_req {
 	struct gwc_item *items;
 	struct rs_admit *a;
 	int *errs;
+	struct rs_session_key *held; /* a registering heartbeat's u.heartbeat.held */
 };
 
 struct gwc_req *gwc_req_new(struct rs_gw_core *core, enum rs_gw_store_op op);

@@ -9,9 +9,51 @@
  * drain started meanwhile written. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gwcore.h"
+
+/* Whether l holds a session this process admitted, claimed or is having
+ * decided: its member's row, if active here, is ours. */
+static bool holds_session(const struct rs_gw_link *l)
+{
+	return l->state >= RS_GW_PLACING && l->state < RS_GW_CLOSING && l->member_id[0];
+}
+
+/* The sessions this process holds, for a registration deferred from its
+ * start: its links' and the ends it owes (their rows are still active
+ * here, and their owed ends will close them, keeping a grace where due).
+ * Every other active row here is an earlier process's.  Requests run in
+ * order, so an admission or claim handed out before this heartbeat has
+ * written its row by then, and one after writes it after. */
+static int list_held(struct rs_gw_core *core, struct gwc_req *req)
+{
+	size_t n = 0, k = 0;
+
+	for (const struct rs_gw_link *l = core->links; l; l = l->next)
+		n += holds_session(l);
+	for (const struct gwc_owed *o = core->owed; o; o = o->next)
+		n++;
+	if (n == 0)
+		return 0;
+	req->held = calloc(n, sizeof(*req->held));
+	if (!req->held)
+		return -ENOMEM;
+	for (const struct rs_gw_link *l = core->links; l; l = l->next) {
+		if (!holds_session(l))
+			continue;
+		snprintf(req->held[k].member_id, sizeof(req->held[k].member_id), "%s", l->member_id);
+		req->held[k++].epoch = l->epoch;
+	}
+	for (const struct gwc_owed *o = core->owed; o; o = o->next) {
+		snprintf(req->held[k].member_id, sizeof(req->held[k].member_id), "%s", o->member_id);
+		req->held[k++].epoch = o->epoch;
+	}
+	req->pub.u.heartbeat.held = req->held;
+	req->pub.u.heartbeat.n_held = k;
+	return 0;
+}
 
 void gwc_heartbeat(struct rs_gw_core *core)
 {
@@ -30,9 +72,17 @@ void gwc_heartbeat(struct rs_gw_core *core)
 	req->pub.u.heartbeat.draining = core->draining;
 	/* Not registered yet (the start's registration failed: the store was
 	 * away): the row there is an earlier process's, maybe draining as it
-	 * exited.  Ours is written, and only then is its state ours to obey. */
+	 * exited, and so are the active rows at it that we do not hold.  Ours
+	 * is written and those end, as the start would have done, and only
+	 * then is its state ours to obey. */
 	req->pub.u.heartbeat.register_row = !core->registered;
 	req->pub.u.heartbeat.check_drain = !core->draining && core->registered;
+	/* Without the list the store would end our own sessions too: wait
+	 * for the next heartbeat rather than register without it. */
+	if (req->pub.u.heartbeat.register_row && list_held(core, req) != 0) {
+		gwc_req_free(req);
+		return;
+	}
 	if (gwc_req_submit(core, req) == 0)
 		core->heartbeat_in_flight = true;
 }

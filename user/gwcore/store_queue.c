@@ -50,6 +50,7 @@ void gwc_req_free(struct gwc_req *req)
 	free(req->items);
 	free(req->a);
 	free(req->errs);
+	free(req->held);
 	free(req);
 }
 

@@ -9,19 +9,37 @@
 
 #include "ringsteer/gateway_store.h"
 
+/* The start's registration, deferred (the store was away then): the rows
+ * an earlier process left active here end, as they would have at the
+ * start, but this process may have admitted sessions since, so those it
+ * holds stay.  A store without the entry registers, keeping every row. */
+static int start_late(const struct rs_gw_store_ops *ops, void *st, struct rs_gw_store_req *req,
+		      enum rs_gateway_state state, int64_t now)
+{
+	if (!ops->gateway_start_holding)
+		return ops->gateway_register(st, req->gateway_id, req->peer, state, now);
+	return ops->gateway_start_holding(st, req->gateway_id, req->peer, state, now, req->u.heartbeat.held,
+					  req->u.heartbeat.n_held);
+}
+
 static int heartbeat(const struct rs_gw_store_ops *ops, void *st, struct rs_gw_store_req *req, int64_t now)
 {
+	enum rs_gateway_state state = req->u.heartbeat.draining ? RS_GATEWAY_DRAINING : RS_GATEWAY_SERVING;
 	struct rs_gateway_row row;
 	int err;
 
 	/* Our row is to be written (this process never registered), or is
 	 * gone (removed, or expired and swept): register, still draining if
 	 * we are. */
-	err = req->u.heartbeat.register_row ? -ENOENT : ops->heartbeat(st, req->gateway_id, now);
-	if (err == -ENOENT) {
-		err = ops->gateway_register(st, req->gateway_id, req->peer,
-					    req->u.heartbeat.draining ? RS_GATEWAY_DRAINING : RS_GATEWAY_SERVING, now);
+	if (req->u.heartbeat.register_row) {
+		err = start_late(ops, st, req, state, now);
 		req->u.heartbeat.registered = err == 0;
+	} else {
+		err = ops->heartbeat(st, req->gateway_id, now);
+		if (err == -ENOENT) {
+			err = ops->gateway_register(st, req->gateway_id, req->peer, state, now);
+			req->u.heartbeat.registered = err == 0;
+		}
 	}
 	if (err == 0 && req->u.heartbeat.check_drain && ops->gateway_get(st, req->gateway_id, now, &row) == 0)
 		req->u.heartbeat.told_drain = row.state == RS_GATEWAY_DRAINING;
@@ -133,6 +151,12 @@ static int l_list(void *st, int64_t now, bool all, struct rs_gateway_row **rows,
 	return rs_store_list_gateways(st, now, all, rows, n);
 }
 
+static int l_start_holding(void *st, const char *id, const char *peer, enum rs_gateway_state state, int64_t now,
+			   const struct rs_session_key *held, size_t n)
+{
+	return rs_store_gateway_start_holding(st, id, peer, state, now, held, n);
+}
+
 static uint64_t l_statements(const void *st)
 {
 	return rs_store_statements(st);
@@ -154,6 +178,7 @@ static const struct rs_gw_store_ops ledger = {
 	.list_gateways = l_list,
 	.statements = l_statements,
 	.clock_skew = l_clock_skew,
+	.gateway_start_holding = l_start_holding,
 };
 
 const struct rs_gw_store_ops *rs_gw_store_ops_ledger(void)

@@ -434,6 +434,110 @@ static int gateway_write_txn(struct rs_store *st, const struct gateway_write *w)
 	return rs_store_txn(st, RS_TXN_WRITE, gateway_register, (void *)w);
 }
 
+/* A late start: the gateway's active rows read, those not held ended. */
+struct gateway_late {
+	struct gateway_write w;
+	struct rs_session_key *held; /* sorted (key_cmp) */
+	size_t n_held;
+	struct rs_session_key *rows; /* the active rows read */
+	size_t n_rows, cap_rows;
+};
+
+static int key_cmp(const void *a, const void *b)
+{
+	const struct rs_session_key *x = a, *y = b;
+	int c = strcmp(x->member_id, y->member_id);
+
+	if (c)
+		return c;
+	return x->epoch < y->epoch ? -1 : x->epoch > y->epoch;
+}
+
+static int collect_key(void *ctx, const struct rs_db_value *cols, size_t n)
+{
+	struct gateway_late *g = ctx;
+	struct rs_session_key *k;
+	int64_t epoch;
+	int err;
+
+	if (n < 2)
+		return -EIO;
+	if (g->n_rows == g->cap_rows) {
+		size_t cap = g->cap_rows ? g->cap_rows * 2 : 64;
+
+		k = realloc(g->rows, cap * sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		g->rows = k;
+		g->cap_rows = cap;
+	}
+	k = &g->rows[g->n_rows];
+	err = rs_row_text(&cols[0], true, k->member_id, sizeof(k->member_id));
+	if (!err)
+		err = rs_row_int(&cols[1], 0, INT64_MAX, &epoch);
+	if (err)
+		return err;
+	k->epoch = (uint64_t)epoch;
+	g->n_rows++;
+	return 0;
+}
+
+/* Registers the row keeping its sessions, then ends the active ones this
+ * process does not hold (an earlier process's: nothing else would end
+ * them) and sets the count to those left. */
+static int gateway_start_late(struct rs_store *st, void *arg)
+{
+	struct gateway_late *g = arg;
+	const struct rs_db_value id[] = { rs_db_text(g->w.id) };
+	int64_t kept = 0;
+	int err;
+
+	g->n_rows = 0; /* each run of the body reads afresh */
+	err = gateway_register(st, &g->w);
+	if (!err)
+		err = rs_store_exec(st, RS_STMT_GATEWAY_ACTIVE_KEYS, id, collect_key, g, NULL);
+	for (size_t i = 0; !err && i < g->n_rows; i++) {
+		const struct rs_session_key *k = &g->rows[i];
+		const struct rs_db_value del[] = { rs_db_text(k->member_id), rs_db_int((int64_t)k->epoch),
+						   rs_db_text(g->w.id) };
+
+		if (g->n_held && bsearch(k, g->held, g->n_held, sizeof(*k), key_cmp))
+			kept++;
+		else
+			err = rs_store_exec(st, RS_STMT_SESSION_DELETE, del, NULL, NULL, NULL);
+	}
+	if (!err) {
+		const struct rs_db_value set[] = { rs_db_text(g->w.id), rs_db_int(kept) };
+
+		err = rs_store_exec(st, RS_STMT_GATEWAY_ATTACHED_SET, set, NULL, NULL, NULL);
+	}
+	return err;
+}
+
+int rs_store_gateway_start_holding(struct rs_store *st, const char *id, const char *peer,
+				   enum rs_gateway_state state, int64_t now_ms, const struct rs_session_key *held,
+				   size_t n)
+{
+	struct gateway_late g = { .w = { id, peer, state, now_ms, false }, .n_held = n };
+	int err = -ENOMEM;
+
+	if (!st || !rs_store_id_ok(id) || !rs_store_text_ok(peer, RS_ENDPOINT_MAX) || (n && !held) ||
+	    (state != RS_GATEWAY_SERVING && state != RS_GATEWAY_DRAINING))
+		return -EINVAL;
+	if (n) {
+		g.held = malloc(n * sizeof(*g.held));
+		if (!g.held)
+			goto cleanup;
+		memcpy(g.held, held, n * sizeof(*g.held));
+		qsort(g.held, n, sizeof(*g.held), key_cmp);
+	}
+	err = rs_store_txn(st, RS_TXN_WRITE, gateway_start_late, &g);
+cleanup:
+	free(g.held);
+	free(g.rows);
+	return err;
+}
+
 int rs_store_gateway_register(struct rs_store *st, const char *id, const char *peer, enum rs_gateway_state state,
 			      int64_t now_ms)
 {

@@ -146,6 +146,11 @@ const struct rs_stmt_def rs_store_stmts[RS_STMT_COUNT] = {
 	[RS_STMT_GATEWAY_SESSIONS_DELETE] = { "DELETE FROM sessions WHERE gateway_id = $1", 1, 0 },
 	/* $1 gateway id (the sessions_load index) */
 	[RS_STMT_GATEWAY_ACTIVE_DELETE] = { "DELETE FROM sessions WHERE gateway_id = $1 AND state = 1", 1, 0 },
+	/* $1 gateway id -> member_id, epoch of its active rows (the sessions_load index) */
+	[RS_STMT_GATEWAY_ACTIVE_KEYS] = {
+		"SELECT member_id, epoch FROM sessions WHERE gateway_id = $1 AND state = 1", 1, 2 },
+	/* $1 id, $2 attached */
+	[RS_STMT_GATEWAY_ATTACHED_SET] = { "UPDATE gateways SET attached = $2 WHERE id = $1", 2, 0 },
 	/* -> GATEWAY_COLS */
 	[RS_STMT_GATEWAYS_ALL] = { "SELECT " GATEWAY_COLS " FROM gateways", 0, 5 },
 	/* $1 live since -> GATEWAY_COLS */

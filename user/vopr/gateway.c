@@ -329,8 +329,9 @@ void gw_start(struct world *w, struct gw_node *g)
 	g->degraded_seen = 0;
 	/* main.c: the one store call made on the loop, before serving. */
 	registered = store_gateway_start(w, g) == 0;
-	/* What an unregistered start leaves behind: an earlier process's rows
-	 * (the invariants name them, D3). */
+	/* What an unregistered start leaves behind until its first heartbeat
+	 * registers: an earlier process's rows (D3, fixed; the invariants
+	 * name them should any outlive it). */
 	for (int m = 0; m < W_MEMBERS; m++) {
 		const struct ledger_session *s = &w->store.cur.s[m];
 

@@ -526,6 +526,47 @@ static int op_register(void *st, const char *id, const char *peer, enum rs_gatew
 	return gateway_write(st, id, peer, state, now_ms, false);
 }
 
+static bool held_by(const struct rs_session_key *held, size_t n, int m, uint64_t epoch)
+{
+	char id[RS_ID_MAX + 1];
+
+	snprintf(id, sizeof(id), "m-%d", m);
+	for (size_t i = 0; i < n; i++)
+		if (held[i].epoch == epoch && strcmp(held[i].member_id, id) == 0)
+			return true;
+	return false;
+}
+
+/* rs_store_gateway_start_holding: registers keeping the rows, then ends
+ * the active ones the process does not hold (an earlier process's), its
+ * count those left. */
+static int op_start_holding(void *st, const char *id, const char *peer, enum rs_gateway_state state, int64_t now_ms,
+			    const struct rs_session_key *held, size_t n)
+{
+	struct ledger_ctx *c = st;
+	int here = gw_slot(id), err;
+	uint32_t kept = 0;
+
+	if (n && !held)
+		return -EINVAL;
+	err = gateway_write(c, id, peer, state, now_ms, false);
+	if (err)
+		return err;
+	for (int m = 0; m < LEDGER_MEMBERS; m++) {
+		struct ledger_session *s = &c->l->s[m];
+
+		if (!s->present || s->gateway != here || s->state != RS_SESSION_ACTIVE)
+			continue;
+		if (held_by(held, n, m, s->epoch))
+			kept++;
+		else
+			s->present = false;
+	}
+	c->l->gw[here].attached = kept;
+	c->l->statements += 2;
+	return 0;
+}
+
 int ledger_gateway_start(struct ledger_ctx *c, const char *id, const char *peer, enum rs_gateway_state state,
 			 int64_t now_ms)
 {
@@ -622,6 +663,7 @@ static const struct rs_gw_store_ops ops = {
 	.list_gateways = op_list,
 	.statements = op_statements,
 	.clock_skew = op_clock_skew,
+	.gateway_start_holding = op_start_holding,
 };
 
 const struct rs_gw_store_ops *ledger_ops(void)
