@@ -24,7 +24,9 @@
  *   reservation is at another gateway (the redirect target it could not
  *   reach): decided over the ring without that target, the stay honored
  *   while the deciding gateway serves and is below that cap, or above it
- *   with liveness (over_cap);
+ *   with liveness (over_cap); and asking to stay, not after a redirect,
+ *   with no row that counts (RS_RECORD_NONE: nothing to keep), likewise
+ *   over the whole ring;
  * - handoff: the deciding gateway out of the search, placed from nowhere
  *   (RS_REASON_DRAIN_HANDOFF while its row counts);
  * - deferred: placed from nowhere over the whole ring; it stays (nothing to

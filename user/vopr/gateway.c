@@ -327,6 +327,7 @@ void gw_start(struct world *w, struct gw_node *g)
 	g->wake_at = W_NEVER;
 	g->links = NULL;
 	g->degraded_seen = 0;
+	g->over_cap_seen = 0;
 	/* main.c: the one store call made on the loop, before serving. */
 	registered = store_gateway_start(w, g) == 0;
 	/* What an unregistered start leaves behind until its first heartbeat

@@ -443,6 +443,12 @@ static void widen_window(struct world *w)
 			g->degraded_seen = degraded;
 			slack = true;
 		}
+		/* A fallback's third round accepted above the cap (liveness
+		 * beats balance, docs/ARCHITECTURE.md): one more allowed there. */
+		if (rs_gw_core_counters(g->core)->over_cap_accepts != g->over_cap_seen) {
+			g->window_over_cap += rs_gw_core_counters(g->core)->over_cap_accepts - g->over_cap_seen;
+			g->over_cap_seen = rs_gw_core_counters(g->core)->over_cap_accepts;
+		}
 		if (gg.unrecorded || gg.deferred_pending || !gg.store_up)
 			slack = true;
 		/* Serving as the store sees it too: right after an outage longer
@@ -576,7 +582,7 @@ static void cap_at_quiet_points(struct world *w)
 			continue;
 		rs_gw_core_gauges(g->core, &gg);
 		loads[i] = (uint32_t)gg.supervisors;
-		allowed = w->quiet_load[i] > w->window_cap ? w->quiet_load[i] : w->window_cap;
+		allowed = (w->quiet_load[i] > w->window_cap ? w->quiet_load[i] : w->window_cap) + g->window_over_cap;
 		if (loads[i] > allowed) {
 			invariant_failed(w, "cap_at_quiet_points",
 					 "%s holds %u supervisors: above the highest cap since the last quiet point (%u) "
@@ -596,7 +602,7 @@ static void cap_at_quiet_points(struct world *w)
 		}
 	}
 	for (int i = 0; i < W_GATEWAYS; i++)
-		w->gw[i].window_stays = w->gw[i].window_fallbacks = w->gw[i].window_returns = 0;
+		w->gw[i].window_stays = w->gw[i].window_fallbacks = w->gw[i].window_returns = w->gw[i].window_over_cap = 0;
 	if (tracing(w))
 		trace(w, "quiet point: loads %u %u %u %u %u %u %u %u, window cap %u", loads[0], loads[1], loads[2],
 		      loads[3], loads[4], loads[5], loads[6], loads[7], w->window_cap);

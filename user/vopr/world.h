@@ -195,9 +195,11 @@ struct gw_node {
 	int held_by;         /* the fault keeping it down (-1: none) */
 	bool restart_on_exit; /* its fault is over: start again once it exits */
 	uint64_t degraded_seen; /* its degraded accepts, as last read */
+	uint64_t over_cap_seen; /* its liveness accepts above the cap, as last read */
 	uint32_t window_stays;  /* attaches through the Service asking to stay since the last quiet point */
 	uint32_t window_fallbacks; /* redials decided as Service fallbacks, placed here, since then */
 	uint32_t window_returns;   /* members back by a redial after this gateway restarted, since then */
+	uint32_t window_over_cap;  /* liveness accepts above the cap here, since then */
 	uint32_t degraded_inc[W_MEMBERS]; /* the incarnation that last had a link of the member accepted degraded (0: none) */
 	uint64_t stale_epoch[W_MEMBERS]; /* the active rows here when it started unregistered (0: none) */
 };
