@@ -475,12 +475,16 @@ demo: deps all
 	AGENT=$(AGENT) TLS=$(TLS) demo/demo.sh $(BUILD)
 
 # Rewrites the tables in docs/SIMULATION.md from the simulator's own output.
+# The policy model's tables between the sim markers, the real cores' rows
+# (ringsteer-vopr --tables) between the vopr markers.
 sim-doc: deps all
 	$(BUILD)/ringsteerctl sim --markdown > $(BUILD)/sim.md
-	awk -v tables=$(BUILD)/sim.md ' \
+	$(BUILD)/ringsteer-vopr --tables --markdown > $(BUILD)/vopr-tables.md
+	awk -v tables=$(BUILD)/sim.md -v cores=$(BUILD)/vopr-tables.md ' \
 	  /<!-- sim:end -->/ { while ((getline line < tables) > 0) print line; skip = 0 } \
+	  /<!-- vopr:end -->/ { while ((getline line < cores) > 0) print line; skip = 0 } \
 	  !skip { print } \
-	  /<!-- sim:begin -->/ { skip = 1 }' docs/SIMULATION.md > $(BUILD)/SIMULATION.md
+	  /<!-- sim:begin -->|<!-- vopr:begin -->/ { skip = 1 }' docs/SIMULATION.md > $(BUILD)/SIMULATION.md
 	mv $(BUILD)/SIMULATION.md docs/SIMULATION.md
 
 clean:

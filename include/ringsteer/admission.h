@@ -25,8 +25,9 @@
  *   reach): decided over the ring without that target, the stay honored
  *   while the deciding gateway serves and is below that cap, or above it
  *   with liveness (over_cap); and asking to stay, not after a redirect,
- *   with no row that counts (RS_RECORD_NONE: nothing to keep), likewise
- *   over the whole ring;
+ *   while its row is a lapsed reservation (RS_RECORD_LAPSED: sent
+ *   somewhere, never arrived, holding no place), likewise, over the whole
+ *   ring;
  * - handoff: the deciding gateway out of the search, placed from nowhere
  *   (RS_REASON_DRAIN_HANDOFF while its row counts);
  * - deferred: placed from nowhere over the whole ring; it stays (nothing to
@@ -64,6 +65,9 @@ enum rs_record_kind {
 	RS_RECORD_NONE,
 	RS_RECORD_ATTACHED, /* an active session at record_at */
 	RS_RECORD_RESERVED, /* an unexpired pending reservation at record_at */
+	RS_RECORD_LAPSED,   /* a pending reservation that counts nowhere (expired,
+			     * or its gateway gone): the member was sent to
+			     * record_at (-1: a gateway gone) and never arrived */
 };
 
 struct rs_admit_input {
@@ -74,8 +78,9 @@ struct rs_admit_input {
 				     * what-if: landing nowhere in particular) */
 	enum rs_record_kind record;
 	int record_at;              /* ring index of the gateway whose load counts
-				     * the row (its stale record); -1 iff
-				     * RS_RECORD_NONE */
+				     * the row (its stale record), or of the lapsed
+				     * reservation's; -1 for RS_RECORD_NONE, and
+				     * for a lapsed one at a gateway gone */
 	bool liveness;              /* RS_ARRIVE_STAY: this member's fallbacks were
 				     * refused here twice in a row: honor the stay
 				     * above the cap (ignored for other kinds) */

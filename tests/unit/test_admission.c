@@ -367,29 +367,40 @@ static void test_service_fallback(void **state)
 	assert_int_equal(decide(&s.f, &in, &o), 0);
 	expect(&s, &o, 1, RS_REASON_STAY, 1);
 	assert_false(o.fallback);
-	/* A stay holding no place (its reservation lapsed, or its row
-	 * ended) is decided as a fallback over the whole ring: at cw1, loads
-	 * 1, 1, 0: N = 2 + 1 = 3, G = 3, cap 1; cw1 holds 1, not below 1:
-	 * refused, and the rule's first gateway below 1 clockwise from the
-	 * member's point, cw2 (the only one), takes it. */
 	in = input(&s, RS_ARRIVE_STAY, 1, RS_RECORD_NONE, -1);
+	assert_int_equal(decide(&s.f, &in, &o), 0);
+	expect(&s, &o, 1, RS_REASON_STAY, 1); /* N = 2 + 1, cap ceil(3/3) */
+	assert_false(o.fallback);
+	/* Its reservation at cw2 lapsed (counted nowhere), at cw1 without
+	 * liveness, loads 2, 2, 0: N = 4 + 1 = 5, over the whole ring G = 3,
+	 * cap 2: cw1 at 2 refuses, and the rule's first below 2 clockwise is
+	 * cw2 (the target it may not have reached: by now it may reach it). */
+	scene_loads(&s, 2, 2, 0);
+	in = input(&s, RS_ARRIVE_STAY, 1, RS_RECORD_LAPSED, 2);
+	assert_int_equal(decide(&s.f, &in, &o), 0);
+	expect(&s, &o, 2, RS_REASON_PLACED, 2);
+	assert_true(o.fallback);
+	assert_false(o.over_cap);
+	/* With loads 1, 1, 0 (cap 1) cw1 refuses too; at cw2 itself (0 < 1)
+	 * it is honored. */
+	scene_loads(&s, 1, 1, 0);
+	in = input(&s, RS_ARRIVE_STAY, 2, RS_RECORD_LAPSED, 2);
+	assert_int_equal(decide(&s.f, &in, &o), 0);
+	expect(&s, &o, 2, RS_REASON_STAY, 1);
+	assert_true(o.fallback);
+	/* Its lapsed reservation at a gateway gone (record_at -1): a fallback
+	 * over the whole ring.  Loads 1, 1, 0 at cw1: N = 3, G = 3, cap 1;
+	 * cw1 at 1 refuses, the rule's cw2 (0 < 1) takes it; with liveness
+	 * cw1 honors the stay at the cap. */
+	scene_loads(&s, 1, 1, 0);
+	in = input(&s, RS_ARRIVE_STAY, 1, RS_RECORD_LAPSED, -1);
 	assert_int_equal(decide(&s.f, &in, &o), 0);
 	expect(&s, &o, 2, RS_REASON_PLACED, 1);
 	assert_true(o.fallback);
-	assert_false(o.over_cap);
-	/* With liveness (two such rounds refused at cw1): honored at the cap. */
 	in.liveness = true;
 	assert_int_equal(decide(&s.f, &in, &o), 0);
 	expect(&s, &o, 1, RS_REASON_STAY, 1);
 	assert_true(o.fallback && o.over_cap);
-	/* Below the cap it is honored as asked: loads 0, 1, 1 at cw0, cap 1,
-	 * cw0 holds 0 < 1. */
-	scene_loads(&s, 0, 1, 1);
-	in = input(&s, RS_ARRIVE_STAY, 0, RS_RECORD_NONE, -1);
-	assert_int_equal(decide(&s.f, &in, &o), 0);
-	expect(&s, &o, 0, RS_REASON_STAY, 1);
-	assert_true(o.fallback);
-	assert_false(o.over_cap);
 	scene_loads(&s, 1, 1, 0);
 	/* Nor is a stay whose row is an attachment elsewhere (a redial whose
 	 * old connection cw0 still counts): at cw1, attached at cw0, loads 1,
@@ -507,7 +518,7 @@ static void test_bad_input(void **state)
 	in.kind = (enum rs_arrival_kind)(RS_ARRIVE_DEFERRED + 1);
 	assert_int_equal(decide(&s.f, &in, &o), -EINVAL);
 	in = input(&s, RS_ARRIVE_SERVICE, 0, RS_RECORD_NONE, -1);
-	in.record = (enum rs_record_kind)(RS_RECORD_RESERVED + 1);
+	in.record = (enum rs_record_kind)(RS_RECORD_LAPSED + 1);
 	assert_int_equal(decide(&s.f, &in, &o), -EINVAL);
 	in = input(&s, RS_ARRIVE_SERVICE, 0, RS_RECORD_NONE, 0); /* none, yet an index */
 	assert_int_equal(decide(&s.f, &in, &o), -EINVAL);
@@ -633,8 +644,8 @@ static void model_override(struct rs_decision *d, int gw, enum rs_reason reason)
 static int model(const struct fleet *f, const struct rs_admit_input *in, struct rs_admit_outcome *out)
 {
 	struct rs_gateway_load *gws = calloc(f->n, sizeof(*gws));
-	struct rs_arrival a = { .member_id = in->member_id, .at = -1, .stale = in->record_at };
-	bool reserved = in->record == RS_RECORD_RESERVED;
+	bool reserved = in->record == RS_RECORD_RESERVED, lapsed = in->record == RS_RECORD_LAPSED;
+	struct rs_arrival a = { .member_id = in->member_id, .at = -1, .stale = lapsed ? -1 : in->record_at };
 	uint32_t here = in->at >= 0 ? f->snap[in->at].load : 0;
 	int err;
 
@@ -659,12 +670,13 @@ static int model(const struct fleet *f, const struct rs_admit_input *in, struct 
 		}
 		break;
 	case RS_ARRIVE_STAY:
-		if ((reserved && in->record_at != in->at) || in->record == RS_RECORD_NONE) {
-			/* A Service fallback: the ring without its target; or
-			 * a stay holding no place: the whole ring. */
+		if ((reserved && in->record_at != in->at) || lapsed) {
+			/* A Service fallback: the ring without its target; once
+			 * its reservation lapsed, the whole ring. */
 			out->fallback = true;
 			if (reserved)
 				gws[in->record_at].draining = true;
+
 			err = rs_place(f->ring, gws, &a, &out->decision);
 			if (!err && model_serving(f->snap, in->at) && (here < out->decision.cap || in->liveness)) {
 				out->over_cap = here >= out->decision.cap;
@@ -680,7 +692,7 @@ static int model(const struct fleet *f, const struct rs_admit_input *in, struct 
 		break;
 	case RS_ARRIVE_HANDOFF:
 		gws[in->at].draining = true;
-		a.handoff = in->record_at >= 0;
+		a.handoff = in->record_at >= 0 && !lapsed;
 		err = rs_place(f->ring, gws, &a, &out->decision);
 		if (!err)
 			assert_int_not_equal(out->decision.gateway, in->at);
@@ -723,7 +735,7 @@ static void test_kinds_equal_model(void **state)
 			in.at = (int)test_rng_below(&r, f.n);
 			if (in.kind == RS_ARRIVE_SERVICE && test_rng_below(&r, 4) == 0)
 				in.at = -1;
-			in.record = (enum rs_record_kind)test_rng_below(&r, RS_RECORD_RESERVED + 1);
+			in.record = (enum rs_record_kind)test_rng_below(&r, RS_RECORD_LAPSED + 1);
 			if (in.kind == RS_ARRIVE_STAY && test_rng_below(&r, 2))
 				in.record = RS_RECORD_RESERVED; /* a fallback more often */
 			in.record_at = -1;
@@ -732,7 +744,9 @@ static void test_kinds_equal_model(void **state)
 				 * handoff's own row; else anywhere. */
 				int g = in.at >= 0 && test_rng_below(&r, 2) ? in.at : (int)test_rng_below(&r, f.n);
 
-				if (f.snap[g].live && f.snap[g].load > 0)
+				if (in.record == RS_RECORD_LAPSED && test_rng_below(&r, 4) == 0)
+					in.record_at = -1; /* at a gateway gone */
+				else if (f.snap[g].live && (f.snap[g].load > 0 || in.record == RS_RECORD_LAPSED))
 					in.record_at = g;
 				else
 					in.record = RS_RECORD_NONE;

@@ -287,6 +287,22 @@ struct snapshot_info {
 	size_t draining;      /* snapshots with a live gateway draining */
 };
 
+/* The ring index of member a's reservation that counts nowhere (-1: at a
+ * gateway off the ring), or -2 when its row is none such. */
+static int lapsed_reservation(struct rs_store *st, const struct rs_admit *a, const struct rs_ring *ring)
+{
+	struct rs_session_row *all;
+	size_t n;
+	int at = -2;
+
+	assert_int_equal(rs_store_list_sessions(st, a->now_ms, true, &all, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(all[i].member_id, a->member_id) == 0 && all[i].state == RS_SESSION_PENDING)
+			at = rs_ring_find(ring, all[i].gateway_id);
+	free(all);
+	return at;
+}
+
 static int oracle(struct rs_store *st, const struct rs_admit *a, struct rs_decision *d, char *target,
 		  struct snapshot_info *info)
 {
@@ -341,8 +357,16 @@ static int oracle(struct rs_store *st, const struct rs_admit *a, struct rs_decis
 	/* A Service fallback after a failed redirect (store.h): decided without
 	 * the unreachable target; the stay holds only below that cap. */
 	bool fallback = a->stay && !a->redirected && pending && arr.stale >= 0 && arr.stale != arr.at;
+	/* Once that reservation lapsed (expired, or its gateway gone), the
+	 * same over the whole ring. */
+	int lapsed_at = -2; /* -2: no lapsed reservation */
 
-	if (fallback) {
+	if (arr.stale < 0)
+		lapsed_at = lapsed_reservation(st, a, ring);
+	if (a->stay && !a->redirected && lapsed_at > -2) {
+		fallback = true;
+		arr.stay = false;
+	} else if (fallback) {
 		loads[arr.stale].draining = true;
 		arr.stay = false;
 	}
@@ -1204,6 +1228,54 @@ static void test_fallback_after_failed_redirect(void **state)
 	 * honored over the cap. */
 	a = arrival("gw-b", x, 5, true, T0 + 6);
 	a.redirected = true;
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_true(a.accepted);
+	assert_int_equal(a.decision.reason, RS_REASON_STAY);
+	rs_store_close(st);
+}
+
+/* A stay whose reservation lapsed while its backoff ran (docs/SIMULATION.md,
+ * D1) holds no place: it is decided as a fallback over the whole ring, the
+ * stay honored below the cap, else the rule places it. */
+static void test_stay_after_reservation_lapsed(void **state)
+{
+	struct fixture *f = *state;
+	struct rs_store *st = open_store_ab(f);
+	const char *ids[] = { "gw-a", "gw-b", "gw-c" };
+	struct rs_admit a;
+	char member[32], x[32];
+
+	register_gw(st, "gw-c", RS_GATEWAY_SERVING, T0);
+	for (int g = 0; g < 3; g++)
+		for (int i = 0; i < (g == 1 ? 7 : 3); i++) {
+			snprintf(member, sizeof(member), "m-%d-%d", g, i);
+			a = arrival(ids[g], member, 1, true, T0);
+			assert_int_equal(rs_store_admit(st, &a), 0);
+			assert_true(a.accepted);
+		}
+	/* Loads 3, 7, 3; x, owned by gw-c, arrives at gw-a: N = 14, cap
+	 * ceil(14 / 3) = 5, gw-c at 3 takes it: redirected there. */
+	store_fixture_member_owned_by(ids, 3, "gw-c", "x", x, sizeof(x));
+	a = arrival("gw-a", x, 1, false, T0 + 1);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_false(a.accepted);
+	assert_string_equal(a.target_id, "gw-c");
+	/* gw-c never answered; the reservation lapses (RESERVATION after
+	 * T0 + 1) and x lands on gw-b asking to stay.  It holds no place:
+	 * over the whole ring N = 14, G = 3, cap 5; gw-b holds 7: refused (an
+	 * ordinary stay would have made it 8), and the rule's gw-c (3 < 5)
+	 * takes it, reachable again or not (then the next round, and after
+	 * two refused there, liveness). */
+	a = arrival("gw-b", x, 2, true, T0 + 1 + RESERVATION + 1);
+	assert_int_equal(rs_store_admit(st, &a), 0);
+	assert_false(a.accepted);
+	assert_true(a.fallback);
+	assert_string_equal(a.target_id, "gw-c");
+	assert_int_equal(a.decision.reason, RS_REASON_PLACED);
+	assert_int_equal(a.decision.cap, 5);
+	assert_int_equal(load_of(st, "gw-b", T0 + RESERVATION + 2), 7);
+	/* At gw-a, below that cap (3 < 5), the same stay is honored. */
+	a = arrival("gw-a", x, 3, true, T0 + 1 + 2 * RESERVATION + 2);
 	assert_int_equal(rs_store_admit(st, &a), 0);
 	assert_true(a.accepted);
 	assert_int_equal(a.decision.reason, RS_REASON_STAY);
@@ -2518,6 +2590,7 @@ static void test_pg_watch(void **state)
 	STORE_TEST(test_stale_record_excluded, env),                \
 	STORE_TEST(test_stay, env),                                 \
 	STORE_TEST(test_fallback_after_failed_redirect, env),       \
+	STORE_TEST(test_stay_after_reservation_lapsed, env),        \
 	STORE_TEST(test_epochs, env),                               \
 	STORE_TEST(test_heartbeat, env),                            \
 	STORE_TEST(test_session_end, env),                          \

@@ -50,11 +50,17 @@ static bool index_ok(const struct rs_placer *p, int gw, bool may_be_none)
 	return gw >= 0 && rs_placer_get(p, (uint32_t)gw, &st) == 0;
 }
 
+/* Whether the member's row counts in record_at's load (its stale record). */
+static bool counted(const struct rs_admit_input *in)
+{
+	return in->record == RS_RECORD_ATTACHED || in->record == RS_RECORD_RESERVED;
+}
+
 static int check_input(const struct rs_placer *p, const struct rs_admit_input *in)
 {
-	if ((unsigned)in->kind > RS_ARRIVE_DEFERRED || (unsigned)in->record > RS_RECORD_RESERVED)
+	if ((unsigned)in->kind > RS_ARRIVE_DEFERRED || (unsigned)in->record > RS_RECORD_LAPSED)
 		return -EINVAL;
-	if ((in->record == RS_RECORD_NONE) != (in->record_at == -1))
+	if ((in->record == RS_RECORD_NONE && in->record_at != -1) || (counted(in) && in->record_at == -1))
 		return -EINVAL;
 	if (!index_ok(p, in->record_at, true) || !index_ok(p, in->at, in->kind == RS_ARRIVE_SERVICE))
 		return -EINVAL;
@@ -92,7 +98,7 @@ int rs_admit_decide(struct rs_placer *p, const struct rs_admit_input *in, struct
 		.member_id = in->member_id,
 		.stay = in->kind == RS_ARRIVE_STAY || in->kind == RS_ARRIVE_REDIRECTED,
 		.at = in->at,
-		.stale = in->record_at,
+		.stale = counted(in) ? in->record_at : -1,
 	};
 	struct exclusion x = { .gw = -1 };
 	struct rs_gateway_load here = { 0 };
@@ -111,7 +117,7 @@ int rs_admit_decide(struct rs_placer *p, const struct rs_admit_input *in, struct
 		 * counts, is its stale record. */
 		err = exclude(p, in->at, &x);
 		arrival.at = -1;
-		arrival.handoff = in->record_at >= 0;
+		arrival.handoff = counted(in);
 		break;
 	case RS_ARRIVE_DEFERRED:
 		/* From nowhere, over the whole serving ring (here too). */
@@ -125,12 +131,15 @@ int rs_admit_decide(struct rs_placer *p, const struct rs_admit_input *in, struct
 			err = exclude(p, in->record_at, &x);
 			arrival.stay = false;
 		}
-		/* A stay that holds no place keeps nothing: a fallback whose
-		 * reservation lapsed (its backoff outlasted it), a redial
-		 * whose row its restarted gateway ended.  Honored as a
-		 * fallback's is, below the cap or with liveness, never
-		 * above the cap for the asking. */
-		if (in->record == RS_RECORD_NONE) {
+		/* The same fallback once that reservation lapsed (its backoff
+		 * outlasted it, or its gateway is gone): it holds no place to
+		 * keep, so honored as a fallback's is, below the cap or with
+		 * liveness, never above the cap for the asking.  Over the
+		 * whole ring: by now the target may be reachable again, and
+		 * leaving out one of few gateways would raise the cap far past
+		 * the fleet's (ringsteer-vopr, seed 311); a target still cut
+		 * off costs the member rounds until liveness takes it. */
+		if (in->record == RS_RECORD_LAPSED) {
 			fallback = true;
 			arrival.stay = false;
 		}

@@ -169,6 +169,7 @@ static int admit_one(struct rs_store *st, struct rs_member_table *members, struc
 	struct rs_member_slot *slot = rs_member_table_find(members, a->member_id);
 	int64_t now = rs_store_now(st, a->now_ms);
 	struct rs_member_row m;
+	int counted_at; /* where the member's row counts (-1: nowhere) */
 	struct member_facts facts = {
 		.instance_id = a->instance_id ? a->instance_id : "",
 		.sandboxes = a->sandboxes,
@@ -185,6 +186,9 @@ static int admit_one(struct rs_store *st, struct rs_member_table *members, struc
 	if (err)
 		return err;
 	in.record = rs_store_record_kind(&m, in.record_at);
+	counted_at = in.record_at;
+	if (in.record == RS_RECORD_NONE)
+		rs_store_lapsed_record(st, &m, &in.record, &in.record_at);
 	if (in.kind == RS_ARRIVE_HANDOFF || in.kind == RS_ARRIVE_DEFERRED)
 		facts = (struct member_facts){ m.row.instance_id, m.row.sandboxes, m.row.source }; /* the row it had */
 	err = rs_admit_decide(st->placer, &in, &o);
@@ -202,7 +206,7 @@ static int admit_one(struct rs_store *st, struct rs_member_table *members, struc
 		return 0;
 	}
 	target = &st->live.rows[o.decision.gateway];
-	err = rs_store_move_load(st, in.record_at, (int)o.decision.gateway);
+	err = rs_store_move_load(st, counted_at, (int)o.decision.gateway);
 	if (err)
 		return err;
 	if (target == here)

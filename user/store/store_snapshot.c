@@ -195,6 +195,18 @@ enum rs_record_kind rs_store_record_kind(const struct rs_member_row *m, int stal
 	return m->row.state == RS_SESSION_PENDING ? RS_RECORD_RESERVED : RS_RECORD_ATTACHED;
 }
 
+void rs_store_lapsed_record(const struct rs_store *st, const struct rs_member_row *m, enum rs_record_kind *kind,
+			    int *at)
+{
+	const struct rs_gateway_row *g;
+
+	if (!m->found || m->row.state != RS_SESSION_PENDING)
+		return;
+	g = rs_gateway_list_find(&st->live, m->row.gateway_id);
+	*kind = RS_RECORD_LAPSED;
+	*at = g ? (int)(g - st->live.rows) : -1;
+}
+
 int rs_store_member_write(struct rs_store *st, const struct rs_member_row *before, const struct rs_session_row *r,
 			  int64_t now_ms)
 {

@@ -55,6 +55,12 @@ int rs_store_stale_record(struct rs_store *st, const struct rs_member_row *m, in
  * reservation or an attachment at stale. */
 enum rs_record_kind rs_store_record_kind(const struct rs_member_row *m, int stale);
 
+/* For a member whose row counts nowhere: when it is a reservation (expired,
+ * or at a gateway gone), sets *kind to RS_RECORD_LAPSED and *at to that
+ * gateway's ring index (-1: not live); else leaves them. */
+void rs_store_lapsed_record(const struct rs_store *st, const struct rs_member_row *m, enum rs_record_kind *kind,
+			    int *at);
+
 /* Keeps the snapshot current after a write moved one counted row from
  * live gateway `from` to `to` (either -1: none): st->loads and the
  * placer's loads, as re-reading them would give within one transaction.

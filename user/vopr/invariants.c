@@ -196,12 +196,14 @@ void inv_member_event(struct world *w, struct mb_node *m, const struct rs_mc_eve
 	}
 }
 
-void inv_decision(void *world, const struct rs_admit *a, const struct rs_admit_outcome *o, int target_slot)
+void inv_decision(void *world, const struct rs_admit *a, const struct rs_admit_input *in,
+		  const struct rs_admit_outcome *o, int target_slot)
 {
 	struct world *w = world;
 	int m = ledger_slot(a->member_id, "m-", W_MEMBERS);
 
-	if (!o->fallback || m < 0 || target_slot < 0)
+	/* A redial holding no place is decided as a fallback by design (D1). */
+	if (!o->fallback || in->record != RS_RECORD_RESERVED || m < 0 || target_slot < 0)
 		return;
 	/* A fallback is a Service arrival's after a failed redirect; one of a
 	 * redial (or a refresh) is a reservation it never heard of, taken for
@@ -590,14 +592,15 @@ static void cap_at_quiet_points(struct world *w)
 					 "stay, %u redials were placed here as fallbacks, %u came back after its restart",
 					 g->id, loads[i], w->window_cap, w->quiet_load[i], g->window_stays,
 					 g->window_fallbacks, g->window_returns);
-			/* A known defect (docs/SIMULATION.md, Findings) explains the
+			/* Known defects (docs/SIMULATION.md, Findings) explain the
 			 * excess: redials decided as fallbacks from a reservation
-			 * they never heard of (D5).  Stays honored above the cap
-			 * after their reservations lapsed (D1) and members back at
-			 * a restarted gateway (D6) are fixed: still counted above,
-			 * no longer excused. */
-			if (g->window_fallbacks && loads[i] - allowed <= g->window_fallbacks)
-				w->res->known = "D5-redial-as-fallback";
+			 * they never heard of (D5), members back at a restarted
+			 * gateway whose places were given away (D6).  Stays
+			 * honored above the cap after their reservations lapsed
+			 * (D1) are fixed: still counted above, no longer excused. */
+			if (g->window_fallbacks + g->window_returns &&
+			    loads[i] - allowed <= g->window_fallbacks + g->window_returns)
+				w->res->known = g->window_fallbacks ? "D5-redial-as-fallback" : "D6-restart-returns";
 			return;
 		}
 	}

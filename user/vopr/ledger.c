@@ -290,6 +290,12 @@ static int admit_one(struct ledger_ctx *c, struct ledger *l, struct rs_admit *a,
 	in.record_at = record_at;
 	in.record = record_at < 0 ? RS_RECORD_NONE : s->state == RS_SESSION_PENDING ? RS_RECORD_RESERVED
 										    : RS_RECORD_ATTACHED;
+	/* A reservation that counts nowhere has lapsed (store_snapshot.c,
+	 * rs_store_lapsed_record). */
+	if (record_at < 0 && s->present && s->state == RS_SESSION_PENDING) {
+		in.record = RS_RECORD_LAPSED;
+		in.record_at = s->gateway >= 0 ? c->slot_ring[s->gateway] : -1;
+	}
 	if (in.kind == RS_ARRIVE_HANDOFF || in.kind == RS_ARRIVE_DEFERRED) {
 		instance = s->instance; /* the row it had */
 		sandboxes = s->sandboxes;
@@ -309,7 +315,7 @@ static int admit_one(struct ledger_ctx *c, struct ledger *l, struct rs_admit *a,
 	}
 	target = c->ring_slot[o.decision.gateway];
 	if (c->observe)
-		c->observe(c->observe_user, a, &o, target);
+		c->observe(c->observe_user, a, &in, &o, target);
 	err = move_load(c, record_at, (int)o.decision.gateway);
 	if (err)
 		return err;

@@ -80,7 +80,8 @@ struct ledger_ctx {
 	uint32_t n_live;
 	/* Told of every admission decided (NULL: nobody asks): the simulator
 	 * reads what the rule did, to classify what the invariants see. */
-	void (*observe)(void *user, const struct rs_admit *a, const struct rs_admit_outcome *o, int target_slot);
+	void (*observe)(void *user, const struct rs_admit *a, const struct rs_admit_input *in,
+			const struct rs_admit_outcome *o, int target_slot);
 	void *observe_user;
 };
 

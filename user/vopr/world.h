@@ -492,7 +492,8 @@ void inv_drain_ended(struct world *w, struct gw_node *g, bool exited);
 void inv_fault_started(struct world *w, const struct fault *f);
 void inv_member_event(struct world *w, struct mb_node *m, const struct rs_mc_event *e);
 /* An admission the store decided (ledger.h, observe). */
-void inv_decision(void *world, const struct rs_admit *a, const struct rs_admit_outcome *o, int target_slot);
+void inv_decision(void *world, const struct rs_admit *a, const struct rs_admit_input *in,
+		  const struct rs_admit_outcome *o, int target_slot);
 /* How long after the last heal every member must be attached. */
 int64_t inv_liveness_bound_ms(const struct world *w);
 
