@@ -270,9 +270,9 @@ struct rs_admit {
  * gateway is serving and below that cap, else the member is placed by the
  * rule (never back to T).  Without this a killed gateway's supervisors,
  * redirected to it until its row expires, would all stay where the Service
- * dropped them, above the cap.  A stay (without redirected) whose member
- * has no row that counts (its reservation lapsed, its row ended) holds no
- * place to keep and is decided the same way over the whole ring.
+ * dropped them, above the cap.  Once that reservation lapsed (expired, or
+ * its gateway gone) the stay holds no place to keep and is decided as a
+ * fallback over the whole ring.
  * a->fallback says the arrival was decided so.
  * With a->liveness (the deciding gateway counted this member's fallbacks
  * refused here twice in a row: every target it is sent to is unreachable,
