@@ -152,9 +152,11 @@ void inv_member_event(struct world *w, struct mb_node *m, const struct rs_mc_eve
 						 m->redial_fallback ? "; a redial of it was decided as a Service fallback" : "");
 				if (m->redial_fallback)
 					w->res->known = "D5-redial-as-fallback";
+				else if (m->redial_lapsed)
+					w->res->known = "D12-redial-lapsed";
 			}
 		}
-		m->redial_fallback = false;
+		m->redial_fallback = m->redial_lapsed = false;
 		if (gw >= 0 && e->via == RS_MC_VIA_SERVICE && e->stay)
 			w->gw[gw].window_stays++;
 		/* Back at its gateway, restarted since: its place there was not
@@ -202,21 +204,27 @@ void inv_decision(void *world, const struct rs_admit *a, const struct rs_admit_i
 	struct world *w = world;
 	int m = ledger_slot(a->member_id, "m-", W_MEMBERS);
 
-	/* A redial holding no place is decided as a fallback by design (D1). */
-	if (!o->fallback || in->record != RS_RECORD_RESERVED || m < 0 || target_slot < 0)
+	if (tracing(w))
+		trace(w, "store: %s epoch %llu kind %d record %d at ring %d: %s gw-%d, cap %u%s", a->member_id,
+		      (unsigned long long)a->epoch, in->kind, in->record, in->record_at, rs_reason_name(o->decision.reason),
+		      target_slot, o->decision.cap, o->fallback ? ", a fallback" : "");
+	if (!o->fallback || m < 0 || target_slot < 0)
 		return;
 	/* A fallback is a Service arrival's after a failed redirect; one of a
 	 * redial (or a refresh) is a reservation it never heard of, taken for
-	 * an unreachable target (D5). */
+	 * an unreachable target (D5), or a lapsed one that was not a
+	 * redirect's: a departure's home grace, a steer (D12). */
 	for (uint32_t i = w->n_conns; i-- > 0;) {
 		const struct conn *c = w->conns[i];
 
 		if (c->member != m || c->hello_epoch != a->epoch)
 			continue;
-		if (c->via == RS_MC_VIA_REDIAL || c->via == RS_MC_VIA_REFRESH) {
+		if ((c->via == RS_MC_VIA_REDIAL || c->via == RS_MC_VIA_REFRESH) && in->record == RS_RECORD_RESERVED) {
 			w->gw[target_slot].window_fallbacks++;
 			w->mb[m].redial_fallback = true;
 		}
+		if ((c->via == RS_MC_VIA_REDIAL || c->via == RS_MC_VIA_REFRESH) && in->record == RS_RECORD_LAPSED)
+			w->mb[m].redial_lapsed = true;
 		return;
 	}
 }

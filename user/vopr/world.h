@@ -228,6 +228,7 @@ struct mb_node {
 	int64_t double_since; /* counted at two gateways since (W_NEVER: not) */
 	int64_t detached_since; /* not attached since (W_NEVER: attached) */
 	bool redial_fallback; /* a redial of it was decided as a Service fallback (D5) since its attach */
+	bool redial_lapsed;   /* ... from a lapsed reservation, not a redirect's (D12) */
 };
 
 /* ---- faults ---- */
