@@ -9,7 +9,12 @@
  * store that implements the table can stand in: the ledger over SQLite or
  * PostgreSQL (rs_gw_store_ops_ledger()), an in-memory one for simulation,
  * or an embedding gateway's own database.  A request touches only its own
- * memory while it runs, so it may run on another thread. */
+ * memory while it runs, so it may run on another thread.
+ *
+ * One core's requests must run one at a time, in the order the core hands
+ * them out: a take-back's claim follows its session end, and a registering
+ * heartbeat's list of held sessions is exact only if every admission
+ * handed out before it has written its row. */
 #ifndef RINGSTEER_GATEWAY_STORE_H
 #define RINGSTEER_GATEWAY_STORE_H
 

@@ -171,6 +171,16 @@ static void test_registering_heartbeat_holding_nothing(void **state)
 	attach_row(st, "gw-a", "m-old", 5, T0);
 	assert_int_equal(rs_store_gateway_start_holding(st, "gw-a", "10.0.0.1:7001", RS_GATEWAY_SERVING, T0, NULL, 1),
 			 -EINVAL);
+	/* An id that fills its array with no NUL, and an empty one: refused
+	 * before anything is read past them or written. */
+	struct rs_session_key bad = { .epoch = 1 };
+
+	memset(bad.member_id, 'm', sizeof(bad.member_id));
+	assert_int_equal(rs_store_gateway_start_holding(st, "gw-a", "10.0.0.1:7001", RS_GATEWAY_SERVING, T0, &bad, 1),
+			 -EINVAL);
+	bad.member_id[0] = '\0';
+	assert_int_equal(rs_store_gateway_start_holding(st, "gw-a", "10.0.0.1:7001", RS_GATEWAY_SERVING, T0, &bad, 1),
+			 -EINVAL);
 	assert_true(row_is(st, "m-old", "gw-a", 5, RS_SESSION_ACTIVE));
 	assert_int_equal(rs_gw_store_run(rs_gw_store_ops_ledger(), st, &r, T0 + 1000), 0);
 	assert_false(store_fixture_row(st, "m-old", T0 + 1000, &(struct rs_session_row){ 0 }));

@@ -524,6 +524,10 @@ int rs_store_gateway_start_holding(struct rs_store *st, const char *id, const ch
 	if (!st || !rs_store_id_ok(id) || !rs_store_text_ok(peer, RS_ENDPOINT_MAX) || (n && !held) ||
 	    (state != RS_GATEWAY_SERVING && state != RS_GATEWAY_DRAINING))
 		return -EINVAL;
+	/* The list is the caller's: every id ends inside its array. */
+	for (size_t i = 0; i < n; i++)
+		if (!memchr(held[i].member_id, '\0', sizeof(held[i].member_id)) || !rs_store_id_ok(held[i].member_id))
+			return -EINVAL;
 	if (n) {
 		g.held = malloc(n * sizeof(*g.held));
 		if (!g.held)
